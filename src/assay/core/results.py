@@ -1,0 +1,176 @@
+"""Outcomes, grades, trial results and run metadata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .hashing import stable_hash
+from .transcript import Transcript
+
+Termination = Literal[
+    "user_stop",
+    "transfer",
+    "max_turns",
+    "max_tool_calls",
+    "timeout",
+    "budget",
+    "agent_error",
+    "environment_error",
+    "harness_error",
+]
+TERMINATIONS: tuple[str, ...] = Termination.__args__  # type: ignore[attr-defined]
+#: Terminations that are not the agent's doing: excluded from rates, reported apart.
+EXCLUDED_TERMINATIONS = frozenset({"environment_error", "harness_error"})
+
+RootCause = Literal["DATA", "MODEL", "AGENT", "TOOL", "ENV", "GRADER", "HARNESS", "USER"]
+
+
+@dataclass(slots=True)
+class Outcome:
+    """The end of a trial: why it stopped, the state hashes and the state diff."""
+
+    termination: Termination
+    initial_hash: str = ""
+    final_hash: str = ""
+    diff: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    final_state: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class GradeResult:
+    """One grader's verdict. ``passed`` is None when the grader has no binary verdict
+    (or was skipped); ``skipped`` graders never count as passes."""
+
+    grader: str
+    kind: str
+    passed: bool | None
+    score: float | None = None
+    reason: str = ""
+    category: str | None = None
+    confidence: float | None = None
+    needs_review: bool = False
+    veto: bool = False
+    skipped: bool = False
+    gating: bool = True
+    metrics: dict[str, float] = field(default_factory=dict)
+    version: str = "1"
+    judge_model: str | None = None
+
+    @classmethod
+    def skip(cls, grader: str, kind: str, reason: str, gating: bool = True) -> GradeResult:
+        return cls(grader=grader, kind=kind, passed=None, reason=reason, skipped=True,
+                   gating=gating)
+
+
+def reward_of(termination: str, grades: list[GradeResult]) -> int | None:
+    """1 if every gating grader passed and no veto fired; 0 otherwise; None when the
+    trial ended on a harness or environment error (not the agent's doing)."""
+    if termination in EXCLUDED_TERMINATIONS:
+        return None
+    if any(g.veto for g in grades):
+        return 0
+    gating = [g for g in grades if g.gating and not g.skipped]
+    if not gating:
+        return 0
+    return int(all(g.passed for g in gating))
+
+
+@dataclass(slots=True)
+class Trial:
+    """One planned run of one task: which task, which repetition, which seed."""
+
+    task_id: str
+    index: int
+    seed: int
+
+
+@dataclass(slots=True)
+class TrialResult:
+    """Everything recorded about one finished trial (the seeds' EvalRecord)."""
+
+    run_id: str
+    task_id: str
+    trial_index: int
+    seed: int
+    config_hash: str
+    reward: int | None
+    termination: Termination
+    grades: list[GradeResult] = field(default_factory=list)
+    metrics: dict[str, float] = field(default_factory=dict)
+    model_id: str | None = None
+    prompt_version: str | None = None
+    suite_name: str = ""
+    suite_version: str = ""
+    suite_hash: str = ""
+    task_hash: str = ""
+    as_of: str | None = None
+    timezone: str | None = None
+    env_version: str = ""
+    error_category: str | None = None
+    root_cause: RootCause | None = None
+    confidence: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+    started_at: str = ""
+    ended_at: str = ""
+    git_commit: str | None = None
+    transcript: Transcript | None = None
+    outcome: Outcome | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.task_id, self.trial_index)
+
+    @property
+    def excluded(self) -> bool:
+        return self.termination in EXCLUDED_TERMINATIONS
+
+
+class Config(BaseModel):
+    """What is under test. Its hash identifies the configuration across runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str = "builtin:retail-careful"
+    user: str = "scripted"
+    model: str | None = None
+    prompt_version: str | None = None
+    flags: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def hash(self) -> str:
+        return stable_hash(self.model_dump(mode="json"))
+
+
+class RunInfo(BaseModel):
+    """A run's identity and provenance, plus what is needed to resume it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    created_at: str
+    suite_name: str
+    suite_version: str
+    suite_hash: str
+    suite_source: str
+    config: Config
+    config_hash: str
+    seed: int
+    trials_per_task: int
+    task_ids: list[str]
+    filters: dict[str, Any] = Field(default_factory=dict)
+    status: Literal["running", "finished", "interrupted"] = "running"
+    git_commit: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict)
+    finished_at: str | None = None
+
+    @property
+    def planned_trials(self) -> int:
+        return len(self.task_ids) * self.trials_per_task

@@ -1,0 +1,57 @@
+"""Errors a user can cause.
+
+Every user-facing mistake raises an :class:`AssayError` subclass whose message is one
+sentence that names the file, line and field where possible. The CLI prints that
+sentence and exits with :attr:`AssayError.exit_code` (2), never a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One located problem in an input file: ``file:line: field: message``."""
+
+    file: str
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        field = f" {self.field}:" if self.field else ""
+        return f"{where}:{field} {self.message}"
+
+
+class AssayError(Exception):
+    """Base class of errors caused by user input or usage (exit code 2)."""
+
+    exit_code = 2
+
+
+class SuiteError(AssayError):
+    """A suite (or task file) failed to load or validate; carries every problem found."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+class SpecError(AssayError):
+    """An agent, user, model or store spec string could not be resolved."""
+
+
+class RunNotFound(AssayError):
+    """A run id that is not in the store."""
+
+
+class ResumeError(AssayError):
+    """A run cannot be resumed as asked (different suite version, finished, ...)."""
+
+
+class HarnessError(Exception):
+    """A failure of the harness itself (exit code 3): never the agent's fault."""
+
+    exit_code = 3
