@@ -2,6 +2,7 @@
 
 from .hashing import canonical_json, derive_seed, stable_hash
 from .messages import Message, Role, ToolCall, ToolSpec
+from .registry import Registry, import_object
 from .results import (
     EXCLUDED_TERMINATIONS,
     TERMINATIONS,
@@ -46,6 +47,7 @@ __all__ = [
     "Message",
     "Outcome",
     "Reference",
+    "Registry",
     "Role",
     "RootCause",
     "RunInfo",
@@ -65,6 +67,7 @@ __all__ = [
     "UserScenario",
     "canonical_json",
     "derive_seed",
+    "import_object",
     "reward_of",
     "stable_hash",
 ]

@@ -28,6 +28,8 @@ class Message:
     tool_call_id: str | None = None
     name: str | None = None
     error: bool = False
+    images: list[str] = field(default_factory=list)
+    """Image parts (URLs or ``data:`` URIs) that accompany ``content``."""
 
     @property
     def text(self) -> str:

@@ -68,8 +68,11 @@ class GradeResult:
 
 def reward_of(termination: str, grades: list[GradeResult]) -> int | None:
     """1 if every gating grader passed and no veto fired; 0 otherwise; None when the
-    trial ended on a harness or environment error (not the agent's doing)."""
+    trial ended on a harness or environment error, or a gating grader could not run
+    because of its own error (none of that is the agent's doing)."""
     if termination in EXCLUDED_TERMINATIONS:
+        return None
+    if any(g.gating and g.category == "grader_error" for g in grades):
         return None
     if any(g.veto for g in grades):
         return 0
@@ -129,7 +132,8 @@ class TrialResult:
 
     @property
     def excluded(self) -> bool:
-        return self.termination in EXCLUDED_TERMINATIONS
+        """Not counted in rates: the trial failed for reasons that are not the agent's."""
+        return self.reward is None
 
 
 class Config(BaseModel):

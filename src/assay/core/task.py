@@ -161,6 +161,8 @@ class Suite(_Strict):
     templates: str | None = None
     _hash: str = PrivateAttr(default="")
     _path: Path | None = PrivateAttr(default=None)
+    _local_templates: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _where: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @field_validator("version", mode="before")
     @classmethod

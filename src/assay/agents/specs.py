@@ -1,0 +1,85 @@
+"""Agent spec strings: ``builtin:NAME``, ``python:module:factory`` (and, from the
+models layer, ``openai:MODEL`` and friends)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from ..core.registry import Registry, import_object
+from ..errors import SpecError
+from .adapters import CallableAgent
+from .base import Agent, AgentContext, AgentFactory
+
+#: Built-in agents: reference agents of the example domains, lazily imported.
+AGENTS: Registry[Any] = Registry(
+    "agent",
+    "AGENTS",
+    {
+        "retail-careful": "assay.domains.retail.agents:CarefulAgent",
+        "retail-hasty": "assay.domains.retail.agents:HastyAgent",
+        "retail-flaky": "assay.domains.retail.agents:FlakyAgent",
+    },
+)
+
+#: Spec prefixes whose factories live in other layers (registered there).
+PREFIXES: dict[str, Any] = {}
+
+
+def _as_agent(obj: Any, ctx: AgentContext, spec: str) -> Agent:
+    """Build an Agent from a factory/class/function found for ``spec``."""
+    if hasattr(obj, "respond") and not inspect.isclass(obj):
+        return obj  # type: ignore[no-any-return]
+    if inspect.isclass(obj):
+        made = obj(ctx) if _accepts_arg(obj.__init__, skip_self=True) else obj()
+        if hasattr(made, "respond"):
+            return made  # type: ignore[no-any-return]
+        raise SpecError(f"{spec}: {obj.__name__} has no respond(conversation, tools) method")
+    if callable(obj):
+        params = list(inspect.signature(obj).parameters.values())
+        if len(params) == 1 and params[0].name in ("ctx", "context"):
+            made = obj(ctx)
+            return made if hasattr(made, "respond") else CallableAgent(made)
+        if len(params) == 0:
+            made = obj()
+            return made if hasattr(made, "respond") else CallableAgent(made)
+        return CallableAgent(obj)
+    raise SpecError(f"{spec}: {obj!r} is not an agent, agent class or function")
+
+
+def _accepts_arg(fn: Any, skip_self: bool) -> bool:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if skip_self and params and params[0].name == "self":
+        params = params[1:]
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
+def agent_factory(spec: str) -> AgentFactory:
+    """Resolve a spec string to a factory making a fresh Agent per trial.
+
+    Raises :class:`SpecError` with a one-sentence explanation when it cannot.
+    """
+    kind, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise SpecError(f"agent spec {spec!r} must look like builtin:NAME, python:module:factory or openai:MODEL")
+    if kind == "builtin":
+        try:
+            obj = AGENTS.get(rest)
+        except KeyError as exc:
+            raise SpecError(f"agent spec {spec!r}: {exc.args[0]}") from None
+        return lambda ctx: _as_agent(obj, ctx, spec)
+    if kind == "python":
+        if ":" not in rest:
+            raise SpecError(f"agent spec {spec!r} must be python:module:factory")
+        try:
+            obj = import_object(rest)
+        except (ImportError, AttributeError) as exc:
+            raise SpecError(f"agent spec {spec!r}: cannot import {rest} ({exc})") from None
+        return lambda ctx: _as_agent(obj, ctx, spec)
+    if kind in PREFIXES:
+        return PREFIXES[kind](rest)  # type: ignore[no-any-return]
+    known = ", ".join(["builtin", "python", *sorted(PREFIXES)])
+    raise SpecError(f"agent spec {spec!r}: unknown kind {kind!r}; known kinds: {known}")

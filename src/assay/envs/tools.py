@@ -1,0 +1,209 @@
+"""Declaring tools: a decorator that derives the JSON schema from type hints and the
+docstring, validates arguments, and turns misuse into :class:`ToolError` messages an
+agent can act on."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import random
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from ..core.messages import ToolSpec
+from .state import Database
+
+Caller = Literal["agent", "user"]
+
+
+class ToolError(Exception):
+    """A tool call the tool refuses. The message is shown to the caller verbatim, so it
+    says what was wrong and what would be right ("order #W123 is pending, not
+    delivered; refunds apply to delivered orders")."""
+
+
+class InvalidToolCall(ToolError):
+    """The call itself is malformed: unknown tool, missing or mistyped argument."""
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a tool sees besides its arguments: the state, the task's "now", a seeded
+    generator (never the global one) and who is calling."""
+
+    db: Database
+    now: datetime
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    caller: Caller = "agent"
+
+
+_SECTIONS = {"Args", "Arguments", "Parameters", "Returns", "Raises", "Examples", "Example"}
+_ARG_LINE = re.compile(r"^\s*(\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its description and per-argument texts."""
+    description: list[str] = []
+    args: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    for line in inspect.cleandoc(doc or "").splitlines():
+        stripped = line.strip()
+        if not line.startswith(" ") and stripped.endswith(":") and stripped[:-1] in _SECTIONS:
+            section, current = stripped[:-1], None
+        elif section is None:
+            if stripped:
+                description.append(stripped)
+        elif section in ("Args", "Arguments", "Parameters"):
+            match = _ARG_LINE.match(line)
+            if match and len(line) - len(line.lstrip()) <= 4:
+                current = match.group(1)
+                args[current] = match.group(3).strip()
+            elif current and stripped:
+                args[current] = f"{args[current]} {stripped}"
+    return " ".join(description), args
+
+
+def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    schema.setdefault("required", [])
+    schema["additionalProperties"] = False
+    return schema
+
+
+class Tool:
+    """A callable tool with its schema. Build one with :func:`tool`."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        write: bool = False,
+        for_: Caller | Literal["both"] = "agent",
+    ):
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.write = write
+        self.for_ = for_
+        self.description, arg_docs = _parse_docstring(fn.__doc__ or "")
+        hints = get_type_hints(fn)
+        params = list(inspect.signature(fn).parameters.values())
+        if not params or params[0].name != "ctx":
+            raise TypeError(f"tool {self.name}: first parameter must be 'ctx: ToolContext'")
+        fields: dict[str, Any] = {}
+        for p in params[1:]:
+            if p.name not in hints:
+                raise TypeError(f"tool {self.name}: argument {p.name!r} needs a type hint")
+            default = ... if p.default is inspect.Parameter.empty else p.default
+            from pydantic import Field
+
+            fields[p.name] = (hints[p.name], Field(default, description=arg_docs.get(p.name)))
+        self.args_model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+            f"{self.name}_args", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        self.parameters = _clean_schema(self.args_model.model_json_schema())
+        self._arg_names = list(fields)
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters, self.write)
+
+    def validate(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Check ``args`` against the schema; raise ToolError naming each bad argument."""
+        if not isinstance(args, dict):
+            raise InvalidToolCall(f"{self.name}: arguments must be a JSON object, got {args!r}")
+        try:
+            model = self.args_model.model_validate(args)
+        except ValidationError as exc:
+            raise InvalidToolCall(self._explain(exc)) from None
+        return {name: getattr(model, name) for name in self._arg_names}
+
+    def _explain(self, exc: ValidationError) -> str:
+        problems = []
+        for err in exc.errors():
+            arg = ".".join(str(p) for p in err["loc"]) or "arguments"
+            if err["type"] == "missing":
+                problems.append(f"missing required argument {arg!r}")
+            elif err["type"] == "extra_forbidden":
+                problems.append(f"unexpected argument {arg!r}")
+            else:
+                msg = err["msg"].removeprefix("Input ").removeprefix("Value ")
+                problems.append(f"argument {arg!r}: {msg}, got {err['input']!r}")
+        expected = ", ".join(self._arg_names) or "no arguments"
+        return f"{self.name}: {'; '.join(problems)} (arguments: {expected})"
+
+    def __call__(self, ctx: ToolContext, args: dict[str, Any]) -> Any:
+        return self.fn(ctx, **self.validate(args))
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r}, write={self.write})"
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    write: bool = False,
+    for_: Caller | Literal["both"] = "agent",
+) -> Any:
+    """Declare a tool. The first parameter is ``ctx: ToolContext``; the others become
+    the tool's arguments, typed by their hints and described by the docstring's
+    ``Args:`` section. ``write=True`` marks tools that change state (graders check
+    that a confirmation came before them).
+
+    >>> @tool(write=True)
+    ... def cancel_pending_order(ctx: ToolContext, order_id: str) -> dict:
+    ...     '''Cancel a pending order.
+    ...
+    ...     Args:
+    ...         order_id: The order id, such as '#W1234567'.
+    ...     '''
+    """
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        return Tool(f, name=name, write=write, for_=for_)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def render_result(value: Any) -> str:
+    """A tool's return value as the text the caller reads."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+class Toolkit:
+    """A named set of tools with lookup that explains unknown names."""
+
+    def __init__(self, tools: Iterable[Tool]):
+        self._tools = {t.name: t for t in tools}
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._tools.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def names(self, for_: Caller | None = None) -> list[str]:
+        return [t.name for t in self._tools.values() if for_ is None or t.for_ in (for_, "both")]
+
+    def get(self, name: str, for_: Caller = "agent") -> Tool:
+        found = self._tools.get(name)
+        if found is None or found.for_ not in (for_, "both"):
+            available = ", ".join(sorted(self.names(for_)))
+            raise InvalidToolCall(f"unknown tool {name!r}; available tools: {available}")
+        return found
+
+    def specs(self, for_: Caller = "agent") -> list[ToolSpec]:
+        return [t.spec() for t in self._tools.values() if t.for_ in (for_, "both")]
+
+    def write_tools(self) -> set[str]:
+        return {t.name for t in self._tools.values() if t.write}

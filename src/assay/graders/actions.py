@@ -1,0 +1,121 @@
+"""``actions``: the process. Required actions (with argument subsets), forbidden
+actions, ordering constraints, and an explicit confirmation before every write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from ..core.messages import ToolCall
+from ..core.results import GradeResult, Outcome
+from ..core.task import Task
+from ..core.transcript import Transcript
+from .base import Params, PathKey, RuleGrader
+from .matching import args_match, is_affirmative
+
+
+class ActionPattern(Params):
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    match: str = "subset"
+
+    @field_validator("match")
+    @classmethod
+    def _mode(cls, v: str) -> str:
+        if v not in ("subset", "exact", "ignore"):
+            raise ValueError("match must be subset, exact or ignore")
+        return v
+
+    def matches(self, call: ToolCall) -> bool:
+        return call.name == self.name and args_match(call.arguments, self.args, self.match)
+
+    def __str__(self) -> str:
+        return self.name + (f"({', '.join(f'{k}={v!r}' for k, v in self.args.items())})" if self.args else "")
+
+
+def _pattern(raw: Any) -> Any:
+    return {"name": raw} if isinstance(raw, str) else raw
+
+
+class ActionsParams(Params):
+    required: list[ActionPattern] = Field(default_factory=list)
+    forbidden: list[ActionPattern] = Field(default_factory=list)
+    order: list[tuple[str, str]] = Field(default_factory=list, description="[a, b]: a happens before any b")
+    confirm_before_write: bool = False
+
+    @field_validator("required", "forbidden", mode="before")
+    @classmethod
+    def _short(cls, v: Any) -> Any:
+        return [_pattern(x) for x in v] if isinstance(v, list) else v
+
+
+def confirmation_violations(transcript: Transcript, write_tools: set[str]) -> list[str]:
+    """Write calls not preceded by an agent question answered with an explicit yes.
+
+    The consent is the latest user message before the write; it must be affirmative
+    and must answer an agent message (the one just before it) that asked a question.
+    """
+    violations = []
+    last_agent_text = ""
+    consent = False
+    for m in transcript.messages:
+        if m.role == "user":
+            consent = is_affirmative(m.content) and "?" in last_agent_text
+        elif m.role == "assistant":
+            for call in m.tool_calls:
+                if call.name in write_tools and not consent:
+                    violations.append(call.name)
+            if m.content:
+                last_agent_text = m.content
+    return violations
+
+
+class ActionsGrader(RuleGrader):
+    kind = "actions"
+    Params = ActionsParams
+
+    @classmethod
+    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
+        refs: list[tuple[PathKey, str]] = []
+        if not isinstance(params, dict):
+            return refs
+        for section in ("required", "forbidden"):
+            for i, raw in enumerate(params.get(section) or []):
+                name = raw if isinstance(raw, str) else (raw or {}).get("name") if isinstance(raw, dict) else None
+                if isinstance(name, str):
+                    refs.append(((section, i) if isinstance(raw, str) else (section, i, "name"), name))
+        for i, pair in enumerate(params.get("order") or []):
+            for j, name in enumerate(pair if isinstance(pair, list) else []):
+                if isinstance(name, str):
+                    refs.append((("order", i, j), name))
+        return refs
+
+    def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
+        p: ActionsParams = self.params
+        calls = transcript.tool_calls()
+        results = transcript.tool_results()
+        succeeded = [c for c in calls if not (results.get(c.id) and results[c.id].error)]
+        problems: list[str] = []
+        category = None
+        forbidden = [str(f) for f in p.forbidden if any(f.matches(c) for c in calls)]
+        if forbidden:
+            problems.append(f"forbidden action taken: {', '.join(forbidden)}")
+            category = "forbidden_action"
+        missing = [str(r) for r in p.required if not any(r.matches(c) for c in succeeded)]
+        if missing:
+            problems.append(f"required action not done: {', '.join(missing)}")
+            category = category or "missing_action"
+        names = [c.name for c in calls]
+        for first, then in p.order:
+            if then in names and (first not in names or names.index(first) > names.index(then)):
+                problems.append(f"{then} happened before {first}")
+                category = category or "wrong_order"
+        if p.confirm_before_write:
+            unconfirmed = confirmation_violations(transcript, self.domain.toolkit.write_tools())
+            if unconfirmed:
+                problems.append(f"no explicit confirmation before {', '.join(unconfirmed)}")
+                category = category or "no_confirmation"
+        if problems:
+            return self.result(False, "; ".join(problems), category=category)
+        return self.result(True, f"process followed ({len(calls)} tool calls)")

@@ -1,0 +1,72 @@
+"""Grader kinds by name, building a task's graders, checking grader specs, grading."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..core.registry import Registry
+from ..core.results import GradeResult, Outcome
+from ..core.task import GraderSpec, Task
+from ..core.transcript import Transcript
+from ..envs.environment import Domain
+from .base import Grader, PathKey
+
+GRADERS: Registry[Any] = Registry(
+    "grader kind",
+    "GRADERS",
+    {
+        "state": "assay.graders.state:StateGrader",
+        "communicate": "assay.graders.communicate:CommunicateGrader",
+        "actions": "assay.graders.actions:ActionsGrader",
+        "text": "assay.graders.text:TextGrader",
+    },
+)
+
+
+def build_grader(spec: GraderSpec, domain: Domain) -> Grader:
+    cls = GRADERS.get(spec.kind)
+    return cls(spec, domain)  # type: ignore[no-any-return]
+
+
+def check_grader_spec(spec: GraderSpec, domain: Domain, task: Task) -> list[tuple[PathKey, str]]:
+    """Problems of one grader spec as (path inside its params, message)."""
+    if spec.kind not in GRADERS:
+        return [((), f"unknown grader kind {spec.kind!r}; known: {', '.join(GRADERS.names())}")]
+    cls = GRADERS.get(spec.kind)
+    raw = cls.coerce(spec.params) if hasattr(cls, "coerce") else spec.params
+    problems: list[tuple[PathKey, str]] = []
+    params_model = getattr(cls, "Params", None)
+    if params_model is not None:
+        try:
+            params_model.model_validate(raw)
+        except ValidationError as exc:
+            for err in exc.errors():
+                message = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+                problems.append((tuple(err["loc"]), message))
+    tools = set(domain.toolkit.names())
+    for path, name in getattr(cls, "tool_refs", lambda p: [])(raw):
+        if name not in tools:
+            known = ", ".join(sorted(tools)) or "none"
+            problems.append((path, f"unknown tool {name!r} for domain {domain.name!r}; tools: {known}"))
+    return problems
+
+
+async def grade_trial(
+    graders: list[Grader], task: Task, transcript: Transcript, outcome: Outcome
+) -> list[GradeResult]:
+    """Run every grader. A grader that crashes yields a skipped result saying why:
+    a grader bug never passes a trial, and never crashes the run."""
+    results = []
+    for grader in graders:
+        try:
+            result = grader.grade(task, transcript, outcome)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:
+            result = GradeResult.skip(grader.name, grader.kind, f"grader crashed: {exc!r}", gating=grader.gating)
+            result.category = "grader_error"
+        results.append(result)
+    return results

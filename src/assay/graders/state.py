@@ -1,0 +1,110 @@
+"""``state``: the environment's end state against the gold state (the state reached by
+replaying the task's reference actions on a fresh environment) and/or explicit field
+assertions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from ..core.results import GradeResult, Outcome
+from ..core.task import Task
+from ..core.transcript import Transcript
+from ..envs.state import Snapshot, diff, state_hash
+from ..envs.tools import ToolError
+from .base import Params, PathKey, RuleGrader
+from .matching import values_equal
+
+
+class Assertion(Params):
+    table: str
+    key: str
+    field: str | None = None
+    equals: Any = None
+    exists: bool = True
+
+
+class StateParams(Params):
+    gold: bool = True
+    ignore: list[str] = Field(default_factory=list, description="table.field paths not compared")
+    assertions: list[Assertion] = Field(default_factory=list, alias="assert")
+
+
+def _describe(changes: list[dict[str, Any]], limit: int = 3) -> str:
+    parts = []
+    for c in changes[:limit]:
+        if c["op"] == "change":
+            parts.append(f"{c['table']} {c['key']}.{c['field']} is {c['new']!r}, expected {c['old']!r}")
+        elif c["op"] == "add":
+            parts.append(f"{c['table']} {c['key']} exists but should not")
+        else:
+            parts.append(f"{c['table']} {c['key']} is missing")
+    more = f" (+{len(changes) - limit} more)" if len(changes) > limit else ""
+    return "; ".join(parts) + more
+
+
+class StateGrader(RuleGrader):
+    kind = "state"
+    Params = StateParams
+
+    @classmethod
+    def coerce(cls, raw: Any) -> Any:
+        if raw in (None, "gold", True):
+            return {"gold": True}
+        if raw is False:
+            return {"gold": False}
+        return raw
+
+    def gold_state(self, task: Task) -> Snapshot:
+        """The state after replaying the reference actions (ToolError if one fails)."""
+        env = self.domain.environment(task, task.as_of)  # type: ignore[arg-type]
+        env.reset(task.initial_state.seed)
+        for i, action in enumerate(task.reference.actions):
+            try:
+                env.call(action.name, dict(action.args))
+            except ToolError as exc:
+                raise ToolError(f"reference action {i} ({action.name}) failed: {exc}") from None
+        return env.snapshot()
+
+    def _strip(self, snapshot: Snapshot) -> Snapshot:
+        if not self.params.ignore:
+            return snapshot
+        out = {t: {k: dict(r) for k, r in rows.items()} for t, rows in snapshot.items()}
+        for path in self.params.ignore:
+            table, _, name = path.partition(".")
+            for record in out.get(table, {}).values():
+                record.pop(name, None)
+        return out
+
+    def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
+        final = outcome.final_state
+        if final is None:
+            return self.skip("no final state was captured for this trial")
+        problems: list[str] = []
+        if self.params.gold:
+            try:
+                gold = self.gold_state(task)
+            except ToolError as exc:
+                return self.result(None, f"cannot build the gold state: {exc}", skipped=True,
+                                   category="grader_error")
+            if state_hash(self._strip(gold)) != state_hash(self._strip(final)):
+                changes = diff(self._strip(gold), self._strip(final))
+                problems.append(f"end state differs from gold: {_describe(changes)}")
+        for a in self.params.assertions:
+            record = final.get(a.table, {}).get(a.key)
+            if not a.exists:
+                if record is not None:
+                    problems.append(f"{a.table} {a.key} should not exist")
+            elif record is None:
+                problems.append(f"{a.table} {a.key} does not exist")
+            elif a.field is not None and not values_equal(record.get(a.field), a.equals):
+                problems.append(f"{a.table} {a.key}.{a.field} is {record.get(a.field)!r}, expected {a.equals!r}")
+        if problems:
+            return self.result(False, "; ".join(problems), category="wrong_end_state")
+        what = "end state matches gold" if self.params.gold else "assertions hold"
+        return self.result(True, what)
+
+    @classmethod
+    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
+        return []

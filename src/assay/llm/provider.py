@@ -1,0 +1,84 @@
+"""The provider adapter protocol and helpers shared by the adapters."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from assay.core.messages import Message, ToolSpec
+
+from .types import GenerateConfig, RawResult
+
+
+class Provider(Protocol):
+    """Speaks one wire format. ``build_request`` is pure (its output is hashed for the
+    cache and cassettes); ``send`` does one HTTP request, no retries, and raises the SDK's
+    own exceptions (classified by :func:`assay.llm.retry.classify`)."""
+
+    name: str
+    model: str
+    endpoint: str
+
+    def build_request(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], config: GenerateConfig
+    ) -> dict[str, Any]: ...
+
+    async def send(
+        self, request: dict[str, Any], *, stream: bool, timeout: float | None
+    ) -> RawResult: ...
+
+    async def aclose(self) -> None: ...
+
+
+def as_dict(obj: Any) -> dict[str, Any]:
+    """A response object of any SDK (pydantic model, dict-like) as a plain dict."""
+    if isinstance(obj, dict):
+        return obj
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        return dict(dump())
+    to_dict = getattr(obj, "dict", None)
+    if callable(to_dict):
+        return dict(to_dict())
+    return dict(vars(obj))
+
+
+def split_known(func: Callable[..., Any], body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split a request body into the keyword arguments ``func`` accepts and the rest
+    (sent as ``extra_body``)."""
+    params = set(inspect.signature(func).parameters)
+    known = {k: v for k, v in body.items() if k in params}
+    extra = {k: v for k, v in body.items() if k not in params}
+    return known, extra
+
+
+class PerLoopClients:
+    """One SDK client per running event loop: an httpx client must not cross loops."""
+
+    def __init__(self, factory: Callable[[], Any]):
+        self._factory = factory
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def get(self) -> Any:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = self._factory()
+        return client
+
+    async def aclose(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        client = self._clients.pop(loop, None)
+        close = getattr(client, "close", None)
+        if close is not None:
+            result = close()
+            if inspect.isawaitable(result):
+                await result

@@ -1,0 +1,162 @@
+"""Percentile bootstrap confidence intervals, with optional resampling of whole tasks.
+
+``bootstrap_ci`` resamples observations (or, with ``clusters=``, whole clusters such as
+tasks, keeping each task's trials together) and reports the percentile interval of the
+statistic. ``cluster_bootstrap_ci`` hands the statistic the resampled *groups*, for
+statistics defined per task such as pass^k. All randomness comes from ``seed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ._checks import check_confidence, rng_from
+from .clustered import cluster_codes
+
+_CHUNK = 256  # resamples drawn at once in vectorised paths (bounds memory use)
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    """A point estimate with a percentile bootstrap interval."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    n_resamples: int
+
+
+def _percentile_ci(
+    estimate: float, replicates: npt.NDArray[np.float64], confidence: float
+) -> BootstrapCI:
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(replicates, [tail, 1.0 - tail])
+    return BootstrapCI(float(estimate), float(low), float(high), confidence, int(replicates.size))
+
+
+def _check_resamples(n_resamples: int) -> int:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
+        raise ValueError(f"n_resamples must be an integer, got {n_resamples!r}")
+    if n_resamples < 1:
+        raise ValueError("n_resamples must be at least 1")
+    return int(n_resamples)
+
+
+def _as_data(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    data = np.asarray(values, dtype=np.float64)
+    if data.ndim == 0 or data.ndim > 2:
+        raise ValueError("values must be 1-D (one value per observation) or 2-D (rows)")
+    if data.shape[0] == 0:
+        raise ValueError("values is empty; at least one observation is needed")
+    if not np.all(np.isfinite(data)):
+        raise ValueError("values contains NaN or infinite values")
+    return data
+
+
+def bootstrap_ci(
+    values: npt.ArrayLike,
+    statistic: Callable[[npt.NDArray[np.float64]], float] = np.mean,
+    *,
+    clusters: Sequence[Hashable] | npt.ArrayLike | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int | np.random.Generator = 0,
+) -> BootstrapCI:
+    """Percentile bootstrap interval of ``statistic(values)``.
+
+    ``values`` is 1-D (one number per trial) or 2-D (one row per trial; rows are
+    resampled together). Without ``clusters`` observations are resampled with
+    replacement. With ``clusters`` (one label per row, e.g. task ids), whole clusters are
+    resampled with replacement and their rows concatenated, so the dependence between
+    trials of a task is kept. ``statistic`` gets the resampled array; ``np.mean`` (the
+    default) takes a fast vectorised path. The interval is the (α/2, 1-α/2) quantiles of
+    the replicates, as ``scipy.stats.bootstrap(method="percentile")``.
+    """
+    check_confidence(confidence)
+    n_resamples = _check_resamples(n_resamples)
+    rng = rng_from(seed)
+    data = _as_data(values)
+    n = data.shape[0]
+    estimate = float(statistic(data))
+    fast_mean = statistic is np.mean and data.ndim == 1
+    if clusters is None:
+        if fast_mean:
+            reps = np.concatenate(
+                [
+                    data[rng.integers(0, n, size=(min(_CHUNK, n_resamples - s), n))].mean(axis=1)
+                    for s in range(0, n_resamples, _CHUNK)
+                ]
+            )
+        else:
+            reps = np.array(
+                [float(statistic(data[rng.integers(0, n, size=n)])) for _ in range(n_resamples)]
+            )
+        return _percentile_ci(estimate, reps, confidence)
+
+    codes = cluster_codes(clusters, n)
+    n_groups = int(codes.max()) + 1
+    if fast_mean:
+        sums = np.bincount(codes, weights=data, minlength=n_groups)
+        counts = np.bincount(codes, minlength=n_groups).astype(np.float64)
+        parts = []
+        for s in range(0, n_resamples, _CHUNK):
+            idx = rng.integers(0, n_groups, size=(min(_CHUNK, n_resamples - s), n_groups))
+            parts.append(sums[idx].sum(axis=1) / counts[idx].sum(axis=1))
+        return _percentile_ci(estimate, np.concatenate(parts), confidence)
+    members = [np.flatnonzero(codes == g) for g in range(n_groups)]
+    reps = np.empty(n_resamples)
+    for r in range(n_resamples):
+        picked = rng.integers(0, n_groups, size=n_groups)
+        rows = np.concatenate([members[g] for g in picked])
+        reps[r] = float(statistic(data[rows]))
+    return _percentile_ci(estimate, reps, confidence)
+
+
+def group_by_cluster(
+    values: npt.ArrayLike, clusters: Sequence[Hashable] | npt.ArrayLike
+) -> dict[Hashable, npt.NDArray[np.float64]]:
+    """Split per-trial ``values`` into one array per cluster label (first-appearance order)."""
+    data = _as_data(values)
+    labels = list(np.asarray(clusters, dtype=object).reshape(-1))
+    codes = cluster_codes(labels, data.shape[0])
+    order: dict[Hashable, int] = {}
+    for label, code in zip(labels, codes):
+        order.setdefault(label, int(code))
+    return {label: data[codes == code] for label, code in order.items()}
+
+
+def cluster_bootstrap_ci(
+    groups: Sequence[npt.ArrayLike],
+    statistic: Callable[[list[npt.NDArray[np.float64]]], float],
+    *,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int | np.random.Generator = 0,
+) -> BootstrapCI:
+    """Percentile bootstrap of a statistic of *groups* (e.g. one array of trials per task).
+
+    Each replicate draws ``len(groups)`` groups with replacement and calls
+    ``statistic(list_of_groups)``; a group drawn twice appears twice. Use it for
+    statistics computed per task, e.g. mean pass^k::
+
+        cluster_bootstrap_ci(per_task, lambda gs: np.mean([pass_hat_k(len(g), g.sum(), 3)
+                                                           for g in gs]))
+    """
+    check_confidence(confidence)
+    n_resamples = _check_resamples(n_resamples)
+    rng = rng_from(seed)
+    arrays = [np.asarray(g, dtype=np.float64) for g in groups]
+    if not arrays:
+        raise ValueError("groups is empty; at least one group is needed")
+    estimate = float(statistic(arrays))
+    n_groups = len(arrays)
+    reps = np.empty(n_resamples)
+    for r in range(n_resamples):
+        picked = rng.integers(0, n_groups, size=n_groups)
+        reps[r] = float(statistic([arrays[g] for g in picked]))
+    return _percentile_ci(estimate, reps, confidence)

@@ -1,0 +1,220 @@
+"""Sequential tests: look at the data as it arrives and stop as soon as the answer is clear.
+
+Peeking at a fixed-n test after every batch inflates the false-positive rate far above
+alpha. These tests are built to be checked after every observation:
+
+- ``sprt_bernoulli``: Wald's SPRT for a success rate, H0: p <= p0 vs H1: p >= p1.
+- ``discordant_msprt``: an always-valid test that two configurations are equally good,
+  using only discordant pairs (a beta-binomial mixture martingale).
+- ``msprt_mean``: a normal-mixture sequential test of a mean difference (Johari et al.).
+
+Every function is pure: pass the data so far, get back a decision and its statistic.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from ._checks import as_float_array, check_alpha, check_count
+
+Decision = Literal["reject_h0", "accept_h0", "continue"]
+
+
+@dataclass(frozen=True)
+class SPRTResult:
+    """Wald SPRT state: the decision, the log-likelihood ratio and its two boundaries."""
+
+    decision: Decision
+    log_lr: float
+    lower: float
+    upper: float
+    n: int
+    successes: int
+
+
+def _sprt_setup(p0: float, p1: float, alpha: float, beta: float) -> tuple[float, float, float,
+                                                                         float]:
+    if not 0.0 < p0 < p1 < 1.0:
+        raise ValueError(f"need 0 < p0 < p1 < 1, got p0={p0}, p1={p1}")
+    check_alpha(alpha)
+    check_alpha(beta, "beta")
+    win = math.log(p1 / p0)
+    loss = math.log((1.0 - p1) / (1.0 - p0))
+    upper = math.log((1.0 - beta) / alpha)
+    lower = math.log(beta / (1.0 - alpha))
+    return win, loss, lower, upper
+
+
+def _decide(llr: float, lower: float, upper: float) -> Decision:
+    if llr >= upper:
+        return "reject_h0"
+    if llr <= lower:
+        return "accept_h0"
+    return "continue"
+
+
+def sprt_bernoulli(
+    successes: int, n: int, p0: float, p1: float, alpha: float = 0.05, beta: float = 0.2
+) -> SPRTResult:
+    """Wald's SPRT for a success rate from the counts so far.
+
+    ``LLR = s·log(p1/p0) + (n - s)·log((1 - p1)/(1 - p0))``; reject H0 (rate <= p0) when
+    ``LLR >= log((1 - β)/α)``, accept H0 when ``LLR <= log(β/(1 - α))``, else continue
+    (Wald 1945). Apply it after every trial and stop at the first decision; use
+    :func:`sprt_bernoulli_path` to replay a whole sequence.
+    """
+    successes = check_count(successes, "successes")
+    n = check_count(n, "n")
+    if successes > n:
+        raise ValueError(f"successes ({successes}) cannot exceed n ({n})")
+    win, loss, lower, upper = _sprt_setup(p0, p1, alpha, beta)
+    llr = successes * win + (n - successes) * loss
+    return SPRTResult(_decide(llr, lower, upper), llr, lower, upper, n, successes)
+
+
+def sprt_bernoulli_path(
+    outcomes: npt.ArrayLike, p0: float, p1: float, alpha: float = 0.05, beta: float = 0.2
+) -> SPRTResult:
+    """Replay Wald's SPRT over 0/1 ``outcomes`` in order; stop at the first boundary.
+
+    The result describes the stopping point (``n`` = trials used) or, if no boundary was
+    crossed, the state after all outcomes with decision ``"continue"``.
+    """
+    x = as_float_array(outcomes, "outcomes", allow_empty=True)
+    if not np.all((x == 0) | (x == 1)):
+        raise ValueError("outcomes must be 0/1")
+    win, loss, lower, upper = _sprt_setup(p0, p1, alpha, beta)
+    llr = np.cumsum(np.where(x == 1, win, loss))
+    crossed = np.flatnonzero((llr >= upper) | (llr <= lower))
+    stop = int(crossed[0]) + 1 if crossed.size else x.size
+    s = int(x[:stop].sum())
+    value = float(llr[stop - 1]) if stop else 0.0
+    return SPRTResult(_decide(value, lower, upper), value, lower, upper, stop, s)
+
+
+@dataclass(frozen=True)
+class AlwaysValidResult:
+    """An always-valid sequential test: decision, statistic and anytime p-value.
+
+    ``log_lr`` is the log mixture likelihood ratio at the stopping point (or at the end),
+    ``p_value`` the always-valid p-value ``min(1, 1/max_t Λ_t)`` up to that point, ``n``
+    the observations used and ``stopped`` whether the rejection boundary ``1/α`` was hit.
+    """
+
+    decision: Literal["reject_h0", "continue"]
+    log_lr: float
+    p_value: float
+    n: int
+    stopped: bool
+
+
+def _always_valid(log_lr: npt.NDArray[np.float64], alpha: float) -> AlwaysValidResult:
+    threshold = math.log(1.0 / alpha)
+    if log_lr.size == 0:
+        return AlwaysValidResult("continue", 0.0, 1.0, 0, False)
+    hits = np.flatnonzero(log_lr >= threshold)
+    stop = int(hits[0]) + 1 if hits.size else log_lr.size
+    best = float(np.max(log_lr[:stop]))
+    p_value = min(1.0, math.exp(-best)) if best > 0 else 1.0
+    decision: Literal["reject_h0", "continue"] = "reject_h0" if hits.size else "continue"
+    return AlwaysValidResult(decision, float(log_lr[stop - 1]), p_value, stop, bool(hits.size))
+
+
+def discordant_mixture_log_lr(b: int, c: int, prior: float = 1.0) -> float:
+    """log of the beta-binomial mixture likelihood ratio for ``b`` vs ``c`` discordant pairs.
+
+    ``Λ = B(a + b, a + c) / B(a, a) · 2^(b + c)`` with a symmetric ``Beta(a, a)`` prior
+    (``a = prior``) on the share of discordant pairs won by the first configuration.
+    Under H0 (share = 1/2) Λ is a nonnegative martingale with mean 1.
+    """
+    b = check_count(b, "b")
+    c = check_count(c, "c")
+    if prior <= 0:
+        raise ValueError("prior must be positive")
+    a = float(prior)
+
+    def log_beta(u: float, v: float) -> float:
+        return math.lgamma(u) + math.lgamma(v) - math.lgamma(u + v)
+
+    return log_beta(a + b, a + c) - log_beta(a, a) + (b + c) * math.log(2.0)
+
+
+def discordant_msprt(
+    x: npt.ArrayLike, y: npt.ArrayLike, alpha: float = 0.05, prior: float = 1.0
+) -> AlwaysValidResult:
+    """Always-valid paired test of two configurations from binary outcomes in arrival order.
+
+    Only discordant pairs (exactly one passed) matter. Under H0 each is won by ``x`` with
+    probability 1/2; the mixture ratio of :func:`discordant_mixture_log_lr` is then a test
+    martingale, so by Ville's inequality ``P(sup_t Λ_t >= 1/α) <= α``: you may check after
+    every pair and stop the first time Λ reaches ``1/α`` (decision ``"reject_h0"``). The
+    p-value is ``min(1, 1/max Λ)`` and stays valid at any stopping time (Howard et al.
+    2021; Johari et al. 2022).
+    """
+    xa = np.asarray(x)
+    ya = np.asarray(y)
+    if xa.shape != ya.shape or xa.ndim != 1:
+        raise ValueError("x and y must be 1-D arrays of the same length")
+    if not (np.all(np.isin(xa, (0, 1))) and np.all(np.isin(ya, (0, 1)))):
+        raise ValueError("x and y must contain only 0/1 outcomes")
+    check_alpha(alpha)
+    if prior <= 0:
+        raise ValueError("prior must be positive")
+    diff = xa.astype(int) - ya.astype(int)
+    disc = diff[diff != 0]
+    b = np.cumsum(disc > 0)
+    c = np.cumsum(disc < 0)
+    a = float(prior)
+    m = disc.size
+    # log Γ(a + k) - log Γ(a) = Σ_{i<k} log(a + i): exact running sums, no lgamma per step
+    steps = np.arange(m + 1, dtype=np.float64)
+    cum_a = np.concatenate(([0.0], np.cumsum(np.log(a + steps[:-1]))))
+    cum_2a = np.concatenate(([0.0], np.cumsum(np.log(2 * a + steps[:-1]))))
+    log_lr = cum_a[b] + cum_a[c] - cum_2a[b + c] + (b + c) * math.log(2.0)
+    result = _always_valid(np.asarray(log_lr, dtype=np.float64), alpha)
+    # report n in pairs (all pairs up to the stopping discordant pair), not discordant pairs
+    if result.stopped:
+        n_pairs = int(np.flatnonzero(diff != 0)[result.n - 1]) + 1
+    else:
+        n_pairs = int(xa.size)
+    return AlwaysValidResult(
+        result.decision, result.log_lr, result.p_value, n_pairs, result.stopped
+    )
+
+
+def msprt_mean(
+    differences: npt.ArrayLike,
+    sigma: float,
+    alpha: float = 0.05,
+    tau: float | None = None,
+    theta0: float = 0.0,
+) -> AlwaysValidResult:
+    """Normal-mixture sequential test of H0: mean(differences) = ``theta0``.
+
+    For i.i.d. differences with known standard deviation ``sigma`` and a ``N(theta0, τ²)``
+    mixture over the alternative (τ defaults to σ)::
+
+        Λ_n = sqrt(σ² / (σ² + nτ²)) · exp(n²τ²(x̄_n - θ0)² / (2σ²(σ² + nτ²)))
+
+    (Robbins 1970; Johari, Pekelis & Walsh 2017). Reject the first time Λ_n >= 1/α.
+    With ``sigma`` estimated from the same data the guarantee is only approximate.
+    """
+    d = as_float_array(differences, "differences", allow_empty=True)
+    check_alpha(alpha)
+    if not sigma > 0:
+        raise ValueError("sigma must be positive")
+    t = float(sigma if tau is None else tau)
+    if not t > 0:
+        raise ValueError("tau must be positive")
+    s2, t2 = float(sigma) ** 2, t * t
+    n = np.arange(1, d.size + 1, dtype=np.float64)
+    mean = np.cumsum(d) / n if d.size else d
+    log_lr = 0.5 * np.log(s2 / (s2 + n * t2)) + n**2 * t2 * (mean - theta0) ** 2 / (
+        2.0 * s2 * (s2 + n * t2)
+    )
+    return _always_valid(np.asarray(log_lr, dtype=np.float64), alpha)

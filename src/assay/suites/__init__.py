@@ -1,0 +1,22 @@
+"""Suites: loading, validation, content hash, templates, instantiation."""
+
+from .instantiate import DEFAULT_AS_OF, instance_ids, instantiate, instantiate_task
+from .loader import SUITES, load_suite, resolve_source, suite_templates
+from .sources import Located, format_path
+from .templates import TemplateContext, collect_templates, template
+
+__all__ = [
+    "DEFAULT_AS_OF",
+    "SUITES",
+    "Located",
+    "TemplateContext",
+    "collect_templates",
+    "format_path",
+    "instance_ids",
+    "instantiate",
+    "instantiate_task",
+    "load_suite",
+    "resolve_source",
+    "suite_templates",
+    "template",
+]

@@ -1,0 +1,97 @@
+"""Making a suite's tasks concrete for a run seed: defaults applied, instances
+expanded, templates run."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..core.hashing import derive_seed
+from ..core.task import Suite, Task
+from ..envs.registry import get_domain
+from .sources import ProblemError
+
+#: "Now" of a task that names no as-of time, so runs never depend on the wall clock.
+DEFAULT_AS_OF = datetime(2025, 1, 15, 12, 0, 0)
+
+_SPEC_ONLY = {"template", "params", "instances", "id"}
+
+
+def instance_ids(spec: Task) -> list[str]:
+    return [spec.id] if spec.instances == 1 else [f"{spec.id}-{i + 1}" for i in range(spec.instances)]
+
+
+def data_seed(seed: int) -> int:
+    """Seed of the generated world shared by the templated tasks of a run."""
+    return derive_seed(seed, "data") % (2**31)
+
+
+def instantiate_task(suite: Suite, spec: Task, seed: int, index: int) -> Task:
+    """The ``index``-th concrete task of ``spec`` for run seed ``seed``."""
+    task_id = instance_ids(spec)[index]
+    as_of = spec.as_of or suite.defaults.as_of or DEFAULT_AS_OF
+    timezone = spec.timezone or suite.defaults.timezone
+    if spec.template is None:
+        update: dict[str, Any] = {"id": task_id, "as_of": as_of, "timezone": timezone}
+        if "initial_state" not in spec.model_fields_set:
+            update["initial_state"] = spec.initial_state.model_copy(update={"seed": suite.defaults.data_seed})
+        return spec.model_copy(update=update)
+
+    from .loader import locate, suite_templates
+    from .templates import TemplateContext
+
+    located, prefix = locate(suite, spec.id)
+    fn = suite_templates(suite)[spec.template]
+    domain = get_domain(suite.domain)
+    world = data_seed(seed)
+    ctx = TemplateContext(
+        task_id=task_id,
+        seed=derive_seed(seed, "task", task_id),
+        params=dict(spec.params),
+        as_of=as_of,
+        timezone=timezone,
+        db=domain.base_state(world),
+    )
+    try:
+        produced = dict(fn(ctx))
+    except Exception as exc:  # the template itself failed: locate it, never crash
+        raise ProblemError([located.problem(("template",), f"template {spec.template!r} failed: {exc!r}", prefix)]) from None
+    explicit = spec.model_dump(include=spec.model_fields_set - _SPEC_ONLY)
+    merged = {**produced, **explicit}
+    merged["tags"] = sorted(set(produced.get("tags", [])) | set(spec.tags))
+    records = produced.pop("records", None) or produced.get("initial_state", {}).get("records", {})
+    merged.pop("records", None)
+    merged.update(
+        id=task_id,
+        as_of=as_of,
+        timezone=timezone,
+        template=spec.template,
+        params=spec.params,
+        instances=1,
+        initial_state={"seed": world, "records": records},
+        metadata={**produced.get("metadata", {}), **spec.metadata, "template_seed": ctx.seed},
+    )
+    try:
+        return Task.model_validate(merged)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ProblemError([
+            located.problem(("template",), f"template {spec.template!r} produced an invalid task: {where}: {first['msg']}", prefix)
+        ]) from None
+
+
+def instantiate(suite: Suite, seed: int = 0) -> list[Task]:
+    """Every concrete task of ``suite`` for run seed ``seed``, in suite order."""
+    tasks: list[Task] = []
+    for spec in suite.tasks:
+        for index in range(spec.instances):
+            try:
+                tasks.append(instantiate_task(suite, spec, seed, index))
+            except ProblemError as exc:
+                from ..errors import SuiteError
+
+                raise SuiteError(exc.problems) from None
+    return tasks

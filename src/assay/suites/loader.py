@@ -1,0 +1,244 @@
+"""Loading suites: a folder with ``suite.yaml`` (plus task files and a templates
+module) or a built-in suite by name. Every problem is collected and reported as
+``file:line: field: message``."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..core.registry import Registry
+from ..core.task import Suite, Task
+from ..envs.registry import DOMAINS, get_domain
+from ..errors import Problem, SuiteError
+from .sources import Located, PathKey, ProblemError, iter_documents, parse_yaml
+from .templates import TemplateFn, collect_templates, load_module
+
+#: Built-in suites by name: the value is (a lazy path to) the suite's folder.
+SUITES: Registry[Path] = Registry("suite", "SUITES", {"retail": "assay.domains.retail:SUITE_DIR"})
+
+TASK_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
+
+
+def resolve_source(source: str | Path) -> Path:
+    """The ``suite.yaml`` that ``source`` (a folder, a file or a built-in name) means."""
+    path = Path(source)
+    if path.is_dir():
+        path = path / "suite.yaml"
+        if not path.exists():
+            raise SuiteError([Problem(str(source), None, "", "folder has no suite.yaml")])
+        return path
+    if path.is_file():
+        return path
+    if isinstance(source, str) and source in SUITES:
+        return Path(SUITES.get(source)) / "suite.yaml"
+    known = ", ".join(SUITES.names())
+    raise SuiteError(
+        [Problem(str(source), None, "", f"no such file or folder, and not a built-in suite ({known})")]
+    )
+
+
+def pydantic_problems(exc: ValidationError, located: Located, prefix: PathKey = ()) -> list[Problem]:
+    problems = []
+    for err in exc.errors():
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif err["type"] == "missing":
+            message = "required field is missing"
+        else:
+            message = err["msg"]
+            if "input" in err and err["type"] not in ("model_type", "dict_type") and not isinstance(
+                err["input"], (dict, list)
+            ):
+                message += f" (got {err['input']!r})"
+        problems.append(located.problem(loc, message, prefix))
+    return problems
+
+
+def _validate(model: type[BaseModel], data: Any, located: Located, prefix: PathKey = ()) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ProblemError(pydantic_problems(exc, located, prefix)) from None
+
+
+def _task_entries(data: Any, located: Located) -> Iterator[tuple[Any, Located, PathKey]]:
+    """The task mappings of a task-file document, each with its location."""
+    if isinstance(data, dict) and "tasks" in data and "id" not in data:
+        data, located, prefix = data["tasks"], located.sub("tasks"), ("tasks",)
+    else:
+        prefix = ()
+    if isinstance(data, list):
+        for i, item in enumerate(data):
+            yield item, located.sub(i), (*prefix, i)
+    else:
+        yield data, located, prefix
+
+
+def _task_files(root: Path, declared: list[str] | None) -> list[Path]:
+    if declared is not None:
+        files: list[Path] = []
+        for pattern in declared:
+            matched = sorted(root.glob(pattern))
+            files.extend(matched or [root / pattern])
+        return files
+    folder = root / "tasks"
+    return sorted(p for p in folder.rglob("*") if p.suffix in TASK_SUFFIXES) if folder.is_dir() else []
+
+
+class _Loaded:
+    """Mutable state of one load: problems found, tasks and where each came from."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+        self.tasks: list[Task] = []
+        self.where: dict[str, tuple[Located, PathKey]] = {}
+        self.digest = hashlib.sha256()
+
+    def add_task(self, raw: Any, located: Located, prefix: PathKey) -> None:
+        try:
+            task = _validate(Task, raw, located, prefix)
+        except ProblemError as exc:
+            self.problems.extend(exc.problems)
+            return
+        if task.id in self.where:
+            other, _ = self.where[task.id]
+            first = f"{other.file}:{other.line(())}"
+            self.problems.append(located.problem(("id",), f"duplicate task id {task.id!r} (first at {first})", prefix))
+            return
+        self.where[task.id] = (located, prefix)
+        self.tasks.append(task)
+
+
+def load_suite(source: str | Path) -> Suite:
+    """Load and validate a suite; raise :class:`SuiteError` listing every problem."""
+    suite_file = resolve_source(source)
+    root = suite_file.parent
+    display = str(suite_file) if Path(source).exists() else f"{source}:{suite_file.name}"
+    state = _Loaded()
+    text = suite_file.read_text(encoding="utf-8")
+    state.digest.update(b"suite.yaml\0" + text.encode())
+    try:
+        data, located = parse_yaml(text, display)
+    except ProblemError as exc:
+        raise SuiteError(exc.problems) from None
+    if not isinstance(data, dict):
+        raise SuiteError([Problem(display, 1, "", "suite.yaml must be a mapping with name, tasks, ...")])
+
+    raw_tasks = data.get("tasks") or []
+    header = {k: v for k, v in data.items() if k != "tasks"}
+    suite: Suite | None = None
+    try:
+        suite = _validate(Suite, header, located)
+    except ProblemError as exc:
+        state.problems.extend(exc.problems)
+    if not isinstance(raw_tasks, list):
+        state.problems.append(located.problem(("tasks",), "must be a list of tasks"))
+        raw_tasks = []
+    for i, raw in enumerate(raw_tasks):
+        state.add_task(raw, located.sub("tasks", i), ("tasks", i))
+
+    for path in _task_files(root, data.get("task_files")):
+        rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+        file_display = str(path) if Path(source).exists() else f"{source}:{rel}"
+        if not path.exists():
+            state.problems.append(located.problem(("task_files",), f"task file {rel} does not exist"))
+            continue
+        state.digest.update(rel.encode() + b"\0" + path.read_bytes())
+        try:
+            for doc, doc_located in iter_documents(path, file_display):
+                for raw, task_located, prefix in _task_entries(doc, doc_located):
+                    state.add_task(raw, task_located, prefix)
+        except ProblemError as exc:
+            state.problems.extend(exc.problems)
+
+    if suite is None:
+        raise SuiteError(state.problems)
+    local_templates = _local_templates(suite, root, located, state)
+    domain_name = suite.domain or "none"
+    if domain_name not in DOMAINS:
+        state.problems.append(
+            located.problem(("domain",), f"unknown domain {domain_name!r}; known: {', '.join(DOMAINS.names())}")
+        )
+    suite.tasks = state.tasks
+    suite._path = root
+    suite._local_templates = local_templates
+    suite._where = state.where
+    if not state.problems:
+        domain = get_domain(domain_name)
+        state.digest.update(f"domain:{domain.name}:{domain.version}".encode())
+        state.problems.extend(_check_tasks(suite))
+    if state.problems:
+        raise SuiteError(state.problems)
+    suite._hash = state.digest.hexdigest()[:16]
+    return suite
+
+
+def _local_templates(suite: Suite, root: Path, located: Located, state: _Loaded) -> dict[str, TemplateFn]:
+    path = root / (suite.templates or "templates.py")
+    if not path.exists():
+        if suite.templates:
+            state.problems.append(located.problem(("templates",), f"templates module {suite.templates} does not exist"))
+        return {}
+    state.digest.update(b"templates\0" + path.read_bytes())
+    try:
+        return collect_templates(load_module(path))
+    except Exception as exc:  # a user's module failed to import: report, do not crash
+        state.problems.append(located.problem(("templates",), f"cannot import {path.name}: {exc}"))
+        return {}
+
+
+def suite_templates(suite: Suite) -> dict[str, TemplateFn]:
+    """Templates a suite can use: its domain's, then its own (which win)."""
+    domain = get_domain(suite.domain)
+    return {**dict(domain.templates), **suite._local_templates}
+
+
+def locate(suite: Suite, task_id: str, path: PathKey = ()) -> tuple[Located, PathKey]:
+    """Where a task (spec) of a loaded suite was written."""
+    return suite._where.get(task_id, (Located(str(suite.path or suite.name)), ()))
+
+
+def _check_tasks(suite: Suite) -> list[Problem]:
+    """Semantic checks: templates exist and produce valid tasks; graders are known and
+    name existing tools."""
+    from .instantiate import instantiate_task
+
+    problems: list[Problem] = []
+    templates = suite_templates(suite)
+    for spec in suite.tasks:
+        located, prefix = locate(suite, spec.id)
+        if spec.template and spec.template not in templates:
+            known = ", ".join(sorted(templates)) or "none"
+            problems.append(located.problem(("template",), f"unknown template {spec.template!r}; known: {known}", prefix))
+            continue
+        try:
+            concrete = instantiate_task(suite, spec, seed=0, index=0)
+        except ProblemError as exc:
+            problems.extend(exc.problems)
+            continue
+        problems.extend(_check_graders(suite, spec, concrete, located, prefix))
+    return problems
+
+
+def _check_graders(suite: Suite, spec: Task, task: Task, located: Located, prefix: PathKey) -> list[Problem]:
+    from ..graders.registry import check_grader_spec
+
+    domain = get_domain(suite.domain)
+    problems = []
+    from_template = spec.template is not None and "graders" not in spec.model_fields_set
+    for i, grader in enumerate(task.graders):
+        for subpath, message in check_grader_spec(grader, domain, task):
+            if from_template:
+                path: PathKey = ("template",)
+                message = f"template {spec.template!r} made grader {grader.label!r} with a problem: {message}"
+            else:
+                short = located.base + ("graders", i, grader.kind) in located.lines
+                path = ("graders", i, grader.kind if short else "params", *subpath)
+            problems.append(located.problem(path, message, prefix))
+    return problems

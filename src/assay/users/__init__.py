@@ -1,0 +1,30 @@
+"""User simulators: the protocol, the scripted simulator, the registry."""
+
+from .scripted import FACT_PATTERNS, FACT_PHRASES, ScriptedUser, questions
+from .simulator import (
+    OUT_OF_SCOPE,
+    STOP,
+    STOP_TOKENS,
+    TRANSFER,
+    USERS,
+    UserContext,
+    UserFactory,
+    UserSimulator,
+    UserTurn,
+)
+
+__all__ = [
+    "FACT_PATTERNS",
+    "FACT_PHRASES",
+    "OUT_OF_SCOPE",
+    "STOP",
+    "STOP_TOKENS",
+    "TRANSFER",
+    "USERS",
+    "ScriptedUser",
+    "UserContext",
+    "UserFactory",
+    "UserSimulator",
+    "UserTurn",
+    "questions",
+]

@@ -1,0 +1,122 @@
+"""A deterministic user simulator driven by the task's scenario.
+
+It opens vaguely, states its goal when asked what it needs, discloses a known fact
+only when a question asks for it, says "I don't know" for facts it lacks (never
+inventing one), answers confirmation questions as the scenario says, pushes back
+with the scenario's lines after the agent's answer (trap tasks), raises follow-ups,
+and finally stops with ``###STOP###`` (or ``###TRANSFER###`` once transferred).
+
+Its replies are a pure function of the conversation, so the same dialogue always
+gets the same reply.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..core.messages import Message
+from ..core.task import UserScenario
+from .simulator import STOP, TRANSFER, UserContext, UserTurn
+
+#: How questions ask for each common fact, and how the user phrases the answer.
+FACT_PATTERNS: dict[str, str] = {
+    "email": r"e-?mail",
+    "name": r"\bname\b",
+    "zip": r"\bzip\b|postal code|post ?code",
+    "order_id": r"order (?:id|number)|order #|which order id",
+    "item": r"which (?:one|order|item|product)|what item|which of (?:these|them|your orders)",
+    "address": r"\baddress\b",
+}
+FACT_PHRASES: dict[str, str] = {
+    "email": "My email is {value}.",
+    "name": "My name is {value}.",
+    "zip": "My zip code is {value}.",
+    "order_id": "The order id is {value}.",
+    "item": "It's the one with the {value}.",
+    "address": "The new address is: {value}.",
+}
+FACT_LABELS = {"order_id": "order id", "zip": "zip code", "item": "item"}
+
+_CONFIRM = re.compile(
+    r"\b(confirm|proceed|shall i|should i|do you want me to|would you like me to|go ahead|yes or no|yes/no)\b",
+    re.IGNORECASE,
+)
+_HELP = re.compile(
+    r"how (?:can|may) i (?:help|assist)|what can i do for you|what would you like|how can i be of",
+    re.IGNORECASE,
+)
+_TRANSFERRED = re.compile(r"\btransfer(?:ring|red)?\b.*\b(human|agent|representative|specialist)", re.IGNORECASE)
+_QUESTION_LEAD = re.compile(r"^(please|could you|can you|may i|would you|tell me|provide)", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.?!])\s+|\n+")
+
+
+def questions(text: str) -> list[str]:
+    """The sentences of ``text`` that ask the user for something."""
+    return [s for s in _SENTENCE.split(text) if s.strip().endswith("?") or _QUESTION_LEAD.match(s.strip())]
+
+
+def _pattern(key: str) -> str:
+    return FACT_PATTERNS.get(key, r"\b" + re.escape(key.replace("_", " ")) + r"\b")
+
+
+class ScriptedUser:
+    """Deterministic user for a :class:`~assay.core.task.UserScenario`."""
+
+    def __init__(self, ctx: UserContext | UserScenario):
+        self.scenario = ctx if isinstance(ctx, UserScenario) else ctx.task.user
+        known_keys = set(self.scenario.known)
+        self.vocabulary = list(dict.fromkeys([*FACT_PATTERNS, *known_keys]))
+
+    async def reply(self, conversation: Sequence[Message]) -> UserTurn:
+        return UserTurn(self.next_message(conversation))
+
+    # the decision procedure --------------------------------------------------------
+    def next_message(self, conversation: Sequence[Message]) -> str:
+        said = [m.content for m in conversation if m.role == "user"]
+        agent = [m.content for m in conversation if m.role == "assistant" and m.content]
+        if not said:
+            return self.scenario.opening
+        last = agent[-1] if agent else ""
+        if _TRANSFERRED.search(last) and not questions(last):
+            return TRANSFER
+        asked = self.asked_facts(last)
+        if asked:
+            return self.disclose(asked)
+        if any(_CONFIRM.search(q) for q in questions(last)):
+            return "Yes, please go ahead." if self.scenario.confirm else "No, please don't do that."
+        goal = self.scenario.goal
+        if goal and goal not in said and (_HELP.search(last) or not questions(last)):
+            return goal
+        for line in [*self.scenario.pushback, *self.scenario.follow_ups]:
+            if line not in said:
+                return line
+        return f"Thank you, that's all. {STOP}"
+
+    def asked_facts(self, text: str) -> list[str]:
+        """Fact keys that the question sentences of ``text`` ask for, in text order."""
+        found: list[tuple[int, str]] = []
+        for sentence in questions(text):
+            for key in self.vocabulary:
+                match = re.search(_pattern(key), sentence, re.IGNORECASE)
+                if match and key not in {k for _, k in found}:
+                    found.append((len(found), key))
+        keys = [k for _, k in found]
+        # "your email, or your name and zip code": give one way of identifying.
+        if "email" in keys and "name" in keys and re.search(r"\bor\b", text, re.IGNORECASE):
+            keys = ["email"] if "email" in self.scenario.known else [k for k in keys if k != "email"]
+        # "which order?" is answered with the item, else the order id.
+        if "item" in keys and "item" not in self.scenario.known and "order_id" in self.scenario.known:
+            keys = ["order_id" if k == "item" else k for k in keys]
+        return list(dict.fromkeys(keys))
+
+    def disclose(self, keys: list[str]) -> str:
+        parts = []
+        for key in keys:
+            value = self.scenario.known.get(key)
+            if value is None:
+                parts.append(f"I don't know my {FACT_LABELS.get(key, key.replace('_', ' '))}.")
+            else:
+                phrase = FACT_PHRASES.get(key, f"My {key.replace('_', ' ')} is {{value}}.")
+                parts.append(phrase.format(value=value))
+        return " ".join(parts)
