@@ -5,12 +5,14 @@ from .messages import Message, Role, ToolCall, ToolSpec
 from .registry import Registry, import_object
 from .results import (
     EXCLUDED_TERMINATIONS,
+    NORMAL_TERMINATIONS,
     TERMINATIONS,
     Config,
     GradeResult,
     Outcome,
     RootCause,
     RunInfo,
+    TaskMeta,
     Termination,
     Trial,
     TrialResult,
@@ -35,6 +37,7 @@ from .transcript import Span, SpanKind, Transcript
 
 __all__ = [
     "EXCLUDED_TERMINATIONS",
+    "NORMAL_TERMINATIONS",
     "SPLITS",
     "STRATA",
     "TERMINATIONS",
@@ -58,6 +61,7 @@ __all__ = [
     "Suite",
     "SuiteDefaults",
     "Task",
+    "TaskMeta",
     "Termination",
     "ToolCall",
     "ToolSpec",

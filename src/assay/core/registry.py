@@ -3,13 +3,16 @@
 Entries are objects or lazy ``"module:attribute"`` strings, so registering a built-in
 costs no import. Third-party packages add entries through the entry-point group
 ``assay.plugins``: each entry point names a module or object with any of the
-attributes ``DOMAINS``, ``AGENTS``, ``GRADERS``, ``TEMPLATES`` (dicts of name -> object
-or ``"module:attribute"``), merged into the registry of that kind.
+attributes ``DOMAINS``, ``AGENTS``, ``GRADERS``, ``SUITES``, ``USERS`` (dicts of name ->
+object or ``"module:attribute"``), merged into the registry of that kind. Modules
+named in the environment variable ``ASSAY_PLUGINS`` (comma-separated) are loaded the
+same way, for plugins that are not installed as packages.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
@@ -22,6 +25,8 @@ def _plugins() -> list[Any]:
     global _plugins_loaded
     if _plugins_loaded is None:
         _plugins_loaded = [ep.load() for ep in entry_points(group="assay.plugins")]
+        for name in filter(None, (n.strip() for n in os.environ.get("ASSAY_PLUGINS", "").split(","))):
+            _plugins_loaded.append(importlib.import_module(name))
     return _plugins_loaded
 
 

@@ -24,6 +24,8 @@ Termination = Literal[
 TERMINATIONS: tuple[str, ...] = Termination.__args__  # type: ignore[attr-defined]
 #: Terminations that are not the agent's doing: excluded from rates, reported apart.
 EXCLUDED_TERMINATIONS = frozenset({"environment_error", "harness_error"})
+#: The endings of a conversation that ran its course; any other ending scores 0.
+NORMAL_TERMINATIONS = frozenset({"user_stop", "transfer"})
 
 RootCause = Literal["DATA", "MODEL", "AGENT", "TOOL", "ENV", "GRADER", "HARNESS", "USER"]
 
@@ -67,19 +69,34 @@ class GradeResult:
 
 
 def reward_of(termination: str, grades: list[GradeResult]) -> int | None:
-    """1 if every gating grader passed and no veto fired; 0 otherwise; None when the
+    """1 if the conversation ended normally (user stop or transfer), every gating
+    grader passed and no veto fired; 0 otherwise; None when the
     trial ended on a harness or environment error, or a gating grader could not run
     because of its own error (none of that is the agent's doing)."""
     if termination in EXCLUDED_TERMINATIONS:
         return None
     if any(g.gating and g.category == "grader_error" for g in grades):
         return None
-    if any(g.veto for g in grades):
+    if termination not in NORMAL_TERMINATIONS or any(g.veto for g in grades):
         return 0
     gating = [g for g in grades if g.gating and not g.skipped]
     if not gating:
         return 0
     return int(all(g.passed for g in gating))
+
+
+@dataclass(slots=True, frozen=True)
+class TaskMeta:
+    """What reports need to know of a task, stored with each run."""
+
+    task_id: str
+    stratum: str = "normal"
+    split: str = "regression"
+    tags: tuple[str, ...] = ()
+    difficulty: int = 1
+    task_hash: str = ""
+    template: str | None = None
+    description: str = ""
 
 
 @dataclass(slots=True)

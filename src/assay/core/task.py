@@ -131,6 +131,13 @@ class Task(_Strict):
             Limits.model_validate(value)
         return value
 
+    def meta(self) -> Any:
+        """This task's :class:`~assay.core.results.TaskMeta`."""
+        from .results import TaskMeta
+
+        return TaskMeta(self.id, self.stratum, self.split, tuple(self.tags), self.difficulty,
+                        self.input_hash(), self.template, self.description)
+
     def input_hash(self) -> str:
         """Hash of everything that defines the task's input (not its grading metadata
         order): the identity recorded with every trial as ``task_hash``."""

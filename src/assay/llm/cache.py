@@ -46,9 +46,11 @@ class ResponseCache:
 
     def get(self, key: str) -> Completion | None:
         with self._lock:
-            row = self._db().execute(
-                "SELECT completion FROM responses WHERE key = ?", (key,)
-            ).fetchone()
+            row = (
+                self._db()
+                .execute("SELECT completion FROM responses WHERE key = ?", (key,))
+                .fetchone()
+            )
         return None if row is None else Completion.from_dict(json.loads(row[0]))
 
     def put(self, key: str, completion: Completion) -> None:

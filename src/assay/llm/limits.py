@@ -75,13 +75,19 @@ class Limiter:
     """Concurrency slot + request bucket + token bucket for one model endpoint."""
 
     def __init__(
-        self, settings: LimitSettings, *, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep
+        self,
+        settings: LimitSettings,
+        *,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
     ):
         self.settings = settings
         self._sem = (
             asyncio.Semaphore(settings.max_concurrency) if settings.max_concurrency else None
         )
-        self._requests = TokenBucket(settings.rpm, clock=clock, sleep=sleep) if settings.rpm else None
+        self._requests = (
+            TokenBucket(settings.rpm, clock=clock, sleep=sleep) if settings.rpm else None
+        )
         self._tokens = TokenBucket(settings.tpm, clock=clock, sleep=sleep) if settings.tpm else None
 
     @asynccontextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from assay.core.messages import Message, ToolSpec
@@ -171,7 +171,7 @@ class OpenAIProvider:
         self.endpoint = (self.base_url or OPENAI_DEFAULT_BASE_URL).rstrip("/")
         self._api_key = api_key
         self.max_tokens_field = max_tokens_field or (
-            "max_completion_tokens" if self.base_url is None else "max_tokens"
+            "max_completion_tokens" if "api.openai.com" in self.endpoint else "max_tokens"
         )
         self.stream_usage = stream_usage
         self._clients = PerLoopClients(self._make_client)
@@ -194,7 +194,13 @@ class OpenAIProvider:
             raise SpecError(
                 "openai:MODEL needs the openai package: pip install 'assay[openai]'"
             ) from None
-        return openai.AsyncOpenAI(api_key=self._key(), base_url=self.endpoint, max_retries=0)
+        client = openai.AsyncOpenAI(api_key=self._key(), base_url=self.endpoint, max_retries=0)
+        _ = client.chat.completions  # import the resource now, not inside a timed request
+        return client
+
+    def warm(self) -> None:
+        """Build this loop's client (SDK imports included) before a request is timed."""
+        self._clients.get()
 
     def build_request(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], config: GenerateConfig
@@ -228,14 +234,17 @@ class OpenAIProvider:
     async def send(
         self, request: dict[str, Any], *, stream: bool, timeout: float | None
     ) -> RawResult:
+        self.warm()
         t0 = time.perf_counter()
         response = await self._create(request, stream, timeout)
         if not stream:
-            return parse_openai_response(as_dict(response))
+            result = parse_openai_response(as_dict(response))
+            result.latency_s = time.perf_counter() - t0
+            return result
         acc = OpenAIStream()
         ttft: float | None = None
         try:
-            async for chunk in _aiter(response):
+            async for chunk in response:
                 if acc.add(as_dict(chunk)) and ttft is None:
                     ttft = time.perf_counter() - t0
         finally:
@@ -244,12 +253,9 @@ class OpenAIProvider:
                 result = close()
                 if hasattr(result, "__await__"):
                     await result
-        return acc.result(ttft)
+        result = acc.result(ttft)
+        result.latency_s = time.perf_counter() - t0
+        return result
 
     async def aclose(self) -> None:
         await self._clients.aclose()
-
-
-async def _aiter(stream: Any) -> AsyncIterator[Any]:
-    async for item in stream:
-        yield item

@@ -58,7 +58,9 @@ def _pricing_of(name: str, entry: Any, source: str) -> Pricing:
         return Pricing(
             input_per_mtok=float(entry["input"]),
             output_per_mtok=float(entry["output"]),
-            cache_read_per_mtok=None if entry.get("cache_read") is None else float(entry["cache_read"]),
+            cache_read_per_mtok=None
+            if entry.get("cache_read") is None
+            else float(entry["cache_read"]),
             cache_write_per_mtok=(
                 None if entry.get("cache_write") is None else float(entry["cache_write"])
             ),

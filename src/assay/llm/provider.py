@@ -39,14 +39,19 @@ def as_dict(obj: Any) -> dict[str, Any]:
         return obj
     dump = getattr(obj, "model_dump", None)
     if callable(dump):
-        return dict(dump())
+        try:
+            return dict(dump(warnings=False))
+        except TypeError:  # a model_dump without the pydantic v2 signature
+            return dict(dump())
     to_dict = getattr(obj, "dict", None)
     if callable(to_dict):
         return dict(to_dict())
     return dict(vars(obj))
 
 
-def split_known(func: Callable[..., Any], body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_known(
+    func: Callable[..., Any], body: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split a request body into the keyword arguments ``func`` accepts and the rest
     (sent as ``extra_body``)."""
     params = set(inspect.signature(func).parameters)

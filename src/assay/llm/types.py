@@ -64,7 +64,9 @@ class GenerateConfig:
         if self.stop is not None and not isinstance(self.stop, tuple):
             object.__setattr__(self, "stop", tuple(self.stop))
         if self.tool_choice not in (None, "auto", "required", "none"):
-            raise ValueError(f"tool_choice must be auto, required or none, not {self.tool_choice!r}")
+            raise ValueError(
+                f"tool_choice must be auto, required or none, not {self.tool_choice!r}"
+            )
 
     def sampling(self) -> dict[str, Any]:
         """The fields that change what the model may answer (the key part of the config)."""
@@ -208,3 +210,5 @@ class RawResult:
     usage: Usage | None
     model: str
     ttft_s: float | None = None
+    latency_s: float | None = None
+    """Request sent → answer complete, measured by the adapter (client set-up excluded)."""

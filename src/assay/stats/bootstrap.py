@@ -125,7 +125,7 @@ def group_by_cluster(
     labels = list(np.asarray(clusters, dtype=object).reshape(-1))
     codes = cluster_codes(labels, data.shape[0])
     order: dict[Hashable, int] = {}
-    for label, code in zip(labels, codes):
+    for label, code in zip(labels, codes, strict=True):
         order.setdefault(label, int(code))
     return {label: data[codes == code] for label, code in order.items()}
 

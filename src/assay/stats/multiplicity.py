@@ -8,9 +8,11 @@ family of tests before reading them against alpha.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 import numpy as np
 
 from ._checks import check_alpha
+
 
 def familywise_error_rate(alpha: float, m: int) -> float:
     """``1 - (1 - alpha)^m``: chance of at least one false positive among ``m`` independent

@@ -128,12 +128,14 @@ def sign_flip_test(
     keeps the test valid. Pass only ``x`` to test a single sample of differences.
     """
     if alternative not in ("two-sided", "greater", "less"):
-        raise ValueError(f"alternative must be 'two-sided', 'greater' or 'less', not {alternative!r}")
+        raise ValueError(
+            f"alternative must be 'two-sided', 'greater' or 'less', not {alternative!r}"
+        )
     d = as_float_array(x, "x") if y is None else paired_differences(x, y)
     n_total = d.size
     if clusters is not None:
         codes = cluster_codes(clusters, n_total)
-        d = np.bincount(codes, weights=d)
+        d = np.bincount(codes, weights=d).astype(np.float64)
     units = d[d != 0.0]
     observed = float(units.sum()) / n_total
     scale = float(np.abs(units).sum()) / n_total if units.size else 0.0

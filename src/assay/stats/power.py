@@ -160,8 +160,9 @@ def mde_mcnemar(n: int, discordant_rate: float, alpha: float = 0.05, power: floa
     """
     check_probability(discordant_rate, "discordant_rate")
     if discordant_rate == 0.0:
-        raise ValueError("discordant_rate must be positive: without discordant pairs nothing "
-                         "can be detected")
+        raise ValueError(
+            "discordant_rate must be positive: without discordant pairs nothing can be detected"
+        )
     if n < 1:
         raise ValueError("n must be at least 1")
     za, zb = _z_alpha_beta(alpha, power)
@@ -170,6 +171,7 @@ def mde_mcnemar(n: int, discordant_rate: float, alpha: float = 0.05, power: floa
         return _n_mcnemar(discordant_rate, d, za, zb)
 
     if needed(discordant_rate) > n:
-        raise ValueError(f"n={n} pairs cannot detect any difference at discordant rate "
-                         f"{discordant_rate}")
+        raise ValueError(
+            f"n={n} pairs cannot detect any difference at discordant rate {discordant_rate}"
+        )
     return _bisect_decreasing(needed, float(n), 0.0, discordant_rate)

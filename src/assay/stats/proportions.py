@@ -127,8 +127,9 @@ def diff_proportions_paired(
     ``"wald"``: ``d ± z·sqrt(n10 + n01 - (n10 - n01)²/n) / n`` (zero width without
     discordant pairs; not recommended for small samples).
     """
-    counts = [check_count(v, name) for v, name in ((n11, "n11"), (n10, "n10"), (n01, "n01"),
-                                                   (n00, "n00"))]
+    counts = [
+        check_count(v, name) for v, name in ((n11, "n11"), (n10, "n10"), (n01, "n01"), (n00, "n00"))
+    ]
     n11, n10, n01, n00 = counts
     n = sum(counts)
     if n == 0:
@@ -156,8 +157,9 @@ def diff_proportions_paired(
     return DifferenceCI(d, max(-1.0, low), min(1.0, high), confidence, method)
 
 
-def _restricted_mle_unpaired(x1: int, n1: int, x2: int, n2: int, delta: float) -> tuple[float,
-                                                                                        float]:
+def _restricted_mle_unpaired(
+    x1: int, n1: int, x2: int, n2: int, delta: float
+) -> tuple[float, float]:
     """MLE of ``(p1, p2)`` under ``p1 - p2 = delta`` (Miettinen & Nurminen 1985 cubic)."""
     n, x = n1 + n2, x1 + x2
     if delta == 0.0:
@@ -165,7 +167,7 @@ def _restricted_mle_unpaired(x1: int, n1: int, x2: int, n2: int, delta: float) -
         return pooled, pooled
     a3 = n
     a2 = (n1 + 2 * n2) * delta - n - x
-    a1 = (x2 * delta - n - 2 * x2) * delta + x
+    a1 = (n2 * delta - n - 2 * x2) * delta + x
     a0 = x2 * delta * (1 - delta)
     q = (a2 / (3 * a3)) ** 3 - a1 * a2 / (6 * a3**2) + a0 / (2 * a3)
     p = math.copysign(math.sqrt(max((a2 / (3 * a3)) ** 2 - a1 / (3 * a3), 0.0)), q)
@@ -193,8 +195,11 @@ def noninferiority_unpaired(
     ``margin`` or more. ``"score"`` is the Farrington–Manning score test with the
     variance at the restricted MLE under H0 (Miettinen–Nurminen closed form) and,
     with ``correction=True``, the Miettinen–Nurminen factor ``N/(N-1)``; ``"wald"``
-    uses the observed rates. Matches ``statsmodels`` ``test_proportions_2indep(...,
-    value=-margin, alternative="larger")``.
+    uses the observed rates. ``"wald"`` and ``margin=0`` match ``statsmodels``
+    ``test_proportions_2indep(..., value=-margin, alternative="larger")``; for
+    ``"score"`` with a margin statsmodels <= 0.15 uses a wrong coefficient in the
+    restricted MLE (statsmodels issue #10269), so results differ from it there; ours
+    maximise the restricted likelihood.
     """
     x1, n1 = _check_arm(x1, n1, "1")
     x2, n2 = _check_arm(x2, n2, "2")

@@ -37,8 +37,9 @@ class SPRTResult:
     successes: int
 
 
-def _sprt_setup(p0: float, p1: float, alpha: float, beta: float) -> tuple[float, float, float,
-                                                                         float]:
+def _sprt_setup(
+    p0: float, p1: float, alpha: float, beta: float
+) -> tuple[float, float, float, float]:
     if not 0.0 < p0 < p1 < 1.0:
         raise ValueError(f"need 0 < p0 < p1 < 1, got p0={p0}, p1={p1}")
     check_alpha(alpha)
@@ -178,10 +179,7 @@ def discordant_msprt(
     log_lr = cum_a[b] + cum_a[c] - cum_2a[b + c] + (b + c) * math.log(2.0)
     result = _always_valid(np.asarray(log_lr, dtype=np.float64), alpha)
     # report n in pairs (all pairs up to the stopping discordant pair), not discordant pairs
-    if result.stopped:
-        n_pairs = int(np.flatnonzero(diff != 0)[result.n - 1]) + 1
-    else:
-        n_pairs = int(xa.size)
+    n_pairs = int(np.flatnonzero(diff != 0)[result.n - 1]) + 1 if result.stopped else xa.size
     return AlwaysValidResult(
         result.decision, result.log_lr, result.p_value, n_pairs, result.stopped
     )

@@ -169,7 +169,7 @@ def load_suite(source: str | Path) -> Suite:
     suite._path = root
     suite._local_templates = local_templates
     suite._where = state.where
-    if not state.problems:
+    if domain_name in DOMAINS:
         domain = get_domain(domain_name)
         state.digest.update(f"domain:{domain.name}:{domain.version}".encode())
         state.problems.extend(_check_tasks(suite))

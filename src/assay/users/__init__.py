@@ -1,5 +1,6 @@
 """User simulators: the protocol, the scripted simulator, the registry."""
 
+from .specs import USER_PREFIXES, user_factory
 from .scripted import FACT_PATTERNS, FACT_PHRASES, ScriptedUser, questions
 from .simulator import (
     OUT_OF_SCOPE,
@@ -21,10 +22,12 @@ __all__ = [
     "STOP_TOKENS",
     "TRANSFER",
     "USERS",
+    "USER_PREFIXES",
     "ScriptedUser",
     "UserContext",
     "UserFactory",
     "UserSimulator",
     "UserTurn",
     "questions",
+    "user_factory",
 ]

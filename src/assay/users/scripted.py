@@ -24,7 +24,7 @@ FACT_PATTERNS: dict[str, str] = {
     "email": r"e-?mail",
     "name": r"\bname\b",
     "zip": r"\bzip\b|postal code|post ?code",
-    "order_id": r"order (?:id|number)|order #|which order id",
+    "order_id": r"order (?:id|number)\b|order #(?!\w)",
     "item": r"which (?:one|order|item|product)|what item|which of (?:these|them|your orders)",
     "address": r"\baddress\b",
 }

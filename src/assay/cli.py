@@ -1,0 +1,229 @@
+"""The ``assay`` command line: thin shells over the library.
+
+Exit codes: 0 ok, 1 gate failed, 2 bad input or usage, 3 harness failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections import Counter
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from .core.results import RunInfo, TrialResult
+from .errors import AssayError, HarnessError, SuiteError
+from .report.console import render_runs, render_summary, render_transcript, render_trials
+from .runner.api import Run, run_async
+from .store.store import Store
+from .suites.loader import load_suite
+
+app = typer.Typer(
+    name="assay",
+    help="Evaluate AI agents: run suites k times, grade outcome and process, compare, gate.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+StoreOpt = Annotated[Optional[str], typer.Option("--store", help="Store path or SQLAlchemy URL (default $ASSAY_STORE or .assay/assay.db).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (see docs/json-output.md).")]
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+@app.command()
+def run(
+    suite: Annotated[Optional[str], typer.Argument(help="Suite folder, suite.yaml, or built-in name (retail).")] = None,
+    agent: Annotated[str, typer.Option("--agent", "-a", help="Agent spec: builtin:NAME, python:module:factory, ...")] = "builtin:retail-careful",
+    trials: Annotated[Optional[int], typer.Option("--trials", "-k", min=1, help="Trials per task (default: the suite's).")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Trials running at once.")] = 8,
+    seed: Annotated[int, typer.Option("--seed", help="Run seed: templated tasks and trial seeds derive from it.")] = 0,
+    user: Annotated[str, typer.Option("--user", help="User simulator spec (scripted, ...).")] = "scripted",
+    split: Annotated[Optional[str], typer.Option("--split", help="Only tasks of this split (regression, capability, holdout).")] = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Only tasks with this capability tag (repeatable).")] = None,
+    task: Annotated[Optional[list[str]], typer.Option("--task", help="Only this task id (repeatable).")] = None,
+    run_id: Annotated[Optional[str], typer.Option("--run-id", help="Name the run (default: generated).")] = None,
+    resume: Annotated[Optional[str], typer.Option("--resume", help="Resume this run: only its missing trials run.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a suite: every task k times, graded, stored.
+
+    Example: assay run retail --agent builtin:retail-hasty -k 4 --json
+    """
+    if suite is None and resume is None:
+        raise AssayError("give a SUITE to run, or --resume RUN_ID")
+    st = Store(store)
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn("{task.fields[status]}"), console=err, disable=not err.is_terminal,
+    )
+    bar: dict[str, Any] = {}
+    rewards: Counter[str] = Counter()
+
+    def on_start(info: RunInfo) -> None:
+        bar["id"] = progress.add_task(info.run_id, total=info.planned_trials, status="")
+        if not as_json:
+            err.print(f"run [bold]{info.run_id}[/] · {info.planned_trials} trials · store {st.url}")
+
+    def on_result(result: TrialResult, done: int, total: int) -> None:
+        rewards["pass" if result.reward == 1 else "fail" if result.reward == 0 else "excluded"] += 1
+        status = " ".join(f"{k} {v}" for k, v in sorted(rewards.items()))
+        progress.update(bar["id"], completed=done, status=status)
+
+    started: dict[str, RunInfo] = {}
+
+    def remember(info: RunInfo) -> None:
+        started["info"] = info
+        on_start(info)
+
+    try:
+        with progress:
+            result = asyncio.run(run_async(
+                suite if suite is not None else "", agent, trials, concurrency, seed, st, user=user, split=split,
+                tags=tag or (), task_ids=task or (), run_id=run_id, resume=resume, progress=on_result,
+                on_start=remember,
+            ))
+    except KeyboardInterrupt:
+        rid = started["info"].run_id if "info" in started else None
+        err.print(f"[yellow]interrupted[/]; resume with: assay run --resume {rid}" if rid else "interrupted")
+        raise typer.Exit(130) from None
+    summary = result.summary()
+    if as_json:
+        _print_json(summary)
+    else:
+        render_summary(summary, out)
+    if summary["excluded"]["by_termination"].get("harness_error"):
+        err.print("[red]some trials ended in harness errors (not counted against the agent); exit code 3[/]")
+        raise typer.Exit(3)
+
+
+@app.command()
+def validate(
+    path: Annotated[str, typer.Argument(help="Suite folder, suite.yaml, or built-in name.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Check a suite: every problem printed as file:line: field: message; exit 2 on any.
+
+    Example: assay validate suites/my-suite
+    """
+    try:
+        suite = load_suite(path)
+    except SuiteError as exc:
+        if as_json:
+            _print_json({"ok": False, "problems": [p.__dict__ for p in exc.problems]})
+        else:
+            for problem in exc.problems:
+                print(problem)
+            err.print(f"[red]{len(exc.problems)} problem(s)[/]")
+        raise typer.Exit(2) from None
+    from .suites.instantiate import instantiate
+
+    tasks = instantiate(suite, 0)
+    strata = Counter(t.stratum for t in tasks)
+    if as_json:
+        _print_json({"ok": True, "suite": suite.name, "version": suite.version, "hash": suite.hash,
+                     "tasks": len(tasks), "strata": dict(strata), "canary": suite.canary})
+        return
+    out.print(f"ok: suite {suite.name} v{suite.version} (hash {suite.hash}): {len(tasks)} tasks · "
+              + ", ".join(f"{k} {v}" for k, v in sorted(strata.items())))
+    if not suite.canary:
+        err.print("[yellow]warning: no canary GUID; add `canary:` so leaked copies of the suite can be detected[/]")
+
+
+@app.command()
+def runs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """List the runs in the store, newest first.
+
+    Example: assay runs --json
+    """
+    rows = Store(store).list_runs()
+    if as_json:
+        _print_json(rows)
+    else:
+        render_runs(rows, out)
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`).")],
+    task: Annotated[Optional[str], typer.Option("--task", help="Show this task's trials and a transcript.")] = None,
+    trial: Annotated[Optional[int], typer.Option("--trial", help="Which trial's transcript (default: first failure).")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a run: summary and per-task table, or one task's trials and transcript.
+
+    Example: assay show retail-20260101-120000-abc123 --task refund-15-days-1
+    """
+    st = Store(store)
+    if task is None:
+        summary = Run.load(run_id, st).summary()
+        if as_json:
+            _print_json(summary)
+        else:
+            render_summary(summary, out)
+        return
+    st.get_run(run_id)
+    results = st.load_results(run_id, task)
+    if not results:
+        raise AssayError(f"run {run_id} has no trials of task {task!r}")
+    if trial is None:
+        chosen = next((r for r in results if r.reward == 0), results[0])
+    else:
+        matching = [r for r in results if r.trial_index == trial]
+        if not matching:
+            raise AssayError(f"task {task!r} of run {run_id} has no trial {trial}")
+        chosen = matching[0]
+    transcript = st.load_transcript(run_id, task, chosen.trial_index)
+    if as_json:
+        from pydantic import TypeAdapter
+
+        _print_json({
+            "trials": TypeAdapter(list[TrialResult]).dump_python(results, mode="json"),
+            "transcript": TypeAdapter(type(transcript)).dump_python(transcript, mode="json") if transcript else None,
+            "trial_index": chosen.trial_index,
+        })
+        return
+    render_trials(results, out)
+    render_transcript(chosen, transcript, out)
+
+
+def main() -> None:
+    """Entry point: user mistakes print one line and exit 2; never a traceback."""
+    try:
+        code = app(standalone_mode=False)
+    except AssayError as exc:
+        err.print(f"[red]error:[/] {exc}", highlight=False)
+        sys.exit(exc.exit_code)
+    except HarnessError as exc:
+        err.print(f"[red]harness failure:[/] {exc}", highlight=False)
+        sys.exit(3)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(130)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(2)
+        raise
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

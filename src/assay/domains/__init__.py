@@ -1,0 +1,1 @@
+"""Built-in example domains. ``retail`` is the offline default of ``assay run``."""

@@ -1,0 +1,71 @@
+"""Provider-neutral chat layer: models, usage and cost, metering, budgets, retries,
+rate limits, response cache and record/replay cassettes.
+
+Imports only the standard library, third-party packages, ``assay.core`` and
+``assay.errors``. The provider SDKs (openai, anthropic, litellm) load on first use.
+"""
+
+from .cache import DEFAULT_CACHE_PATH, ResponseCache, open_cache
+from .cassette import Cassette, current_cassette, use_cassette
+from .errors import (
+    BudgetExceeded,
+    CassetteError,
+    CassetteMiss,
+    ModelRequestRejected,
+    ModelUnavailable,
+)
+from .limits import Limiter, LimitSettings, TokenBucket
+from .meter import CallRecord, Meter, Totals, current_meter, current_role, use_meter
+from .model import LLMModel, request_hash
+from .pricing import PRICING_ENV, Pricing, PricingTable, default_pricing, parse_pricing
+from .retry import RetryPolicy, classify, parse_retry_after
+from .spec import PROVIDERS, ChatModel, get_model, parse_spec
+from .types import (
+    Completion,
+    GenerateConfig,
+    MalformedOutput,
+    Usage,
+    parse_tool_arguments,
+)
+
+__all__ = [
+    "DEFAULT_CACHE_PATH",
+    "PRICING_ENV",
+    "PROVIDERS",
+    "BudgetExceeded",
+    "CallRecord",
+    "Cassette",
+    "CassetteError",
+    "CassetteMiss",
+    "ChatModel",
+    "Completion",
+    "GenerateConfig",
+    "LLMModel",
+    "LimitSettings",
+    "Limiter",
+    "MalformedOutput",
+    "Meter",
+    "ModelRequestRejected",
+    "ModelUnavailable",
+    "Pricing",
+    "PricingTable",
+    "ResponseCache",
+    "RetryPolicy",
+    "TokenBucket",
+    "Totals",
+    "Usage",
+    "classify",
+    "current_cassette",
+    "current_meter",
+    "current_role",
+    "default_pricing",
+    "get_model",
+    "open_cache",
+    "parse_pricing",
+    "parse_retry_after",
+    "parse_spec",
+    "parse_tool_arguments",
+    "request_hash",
+    "use_cassette",
+    "use_meter",
+]

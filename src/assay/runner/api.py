@@ -1,0 +1,178 @@
+"""Running a suite: ``run`` / ``run_async`` and the :class:`Run` they return."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..agents.specs import agent_factory
+from ..core.results import Config, RunInfo, TaskMeta, TrialResult
+from ..core.task import Suite, Task
+from ..core.transcript import Transcript
+from ..errors import AssayError, ResumeError
+from ..metrics.summary import summarize
+from ..store.store import Store, now_iso
+from ..suites.instantiate import instantiate
+from ..suites.loader import load_suite
+from ..users.specs import user_factory
+from .executor import Executor, LocalExecutor
+from .orchestrator import TrialJob
+from .plan import plan_trials, select_tasks
+from .provenance import git_commit, new_run_id, versions
+
+Progress = Callable[[TrialResult, int, int], None]
+
+
+class Run:
+    """The results of one configuration on one suite version."""
+
+    def __init__(self, info: RunInfo, tasks: list[TaskMeta], results: list[TrialResult], store: Store):
+        self.info, self.tasks, self.results, self.store = info, tasks, results, store
+
+    @property
+    def run_id(self) -> str:
+        return self.info.run_id
+
+    @classmethod
+    def load(cls, run_id: str, store: Store | str | None = None) -> Run:
+        st = store if isinstance(store, Store) else Store(store)
+        return cls(st.get_run(run_id), st.load_tasks(run_id), st.load_results(run_id), st)
+
+    def transcript(self, task_id: str, trial_index: int = 0) -> Transcript | None:
+        return self.store.load_transcript(self.run_id, task_id, trial_index)
+
+    def summary(self) -> dict[str, Any]:
+        """The run's summary: the same content ``assay run --json`` prints."""
+        info = self.info
+        return {
+            "schema": "assay.run-summary/1",
+            "run": {
+                "run_id": info.run_id,
+                "status": info.status,
+                "created_at": info.created_at,
+                "finished_at": info.finished_at,
+                "suite": {"name": info.suite_name, "version": info.suite_version, "hash": info.suite_hash,
+                          "source": info.suite_source},
+                "config": {**info.config.model_dump(mode="json"), "hash": info.config_hash},
+                "seed": info.seed,
+                "trials_per_task": info.trials_per_task,
+                "planned_trials": info.planned_trials,
+                "completed_trials": len(self.results),
+                "filters": info.filters,
+                "git_commit": info.git_commit,
+                "versions": info.versions,
+            },
+            **summarize(self.results, self.tasks, info.trials_per_task),
+        }
+
+
+def _resolve_suite(suite: Suite | str | Path) -> tuple[Suite, str]:
+    if isinstance(suite, Suite):
+        return suite, str(suite.path or suite.name)
+    loaded = load_suite(suite)
+    source = str(suite) if not Path(str(suite)).exists() else str(Path(str(suite)).resolve())
+    return loaded, source
+
+
+def _jobs(info: RunInfo, suite: Suite, tasks: list[Task], done: set[tuple[str, int]]) -> Iterator[TrialJob]:
+    limits = {t.id: suite.limits_for(t) for t in tasks}
+    for task, trial in plan_trials(tasks, info.trials_per_task, info.seed, done):
+        yield TrialJob(
+            run_id=info.run_id, task=task, trial=trial, limits=limits[task.id], config=info.config,
+            suite_name=info.suite_name, suite_version=info.suite_version, suite_hash=info.suite_hash,
+            domain=suite.domain, git_commit=info.git_commit,
+        )
+
+
+async def run_async(
+    suite: Suite | str | Path,
+    agent: str = "builtin:retail-careful",
+    trials: int | None = 4,
+    concurrency: int = 8,
+    seed: int = 0,
+    store: Store | str | None = None,
+    *,
+    user: str = "scripted",
+    split: str | None = None,
+    tags: Iterable[str] = (),
+    task_ids: Iterable[str] = (),
+    run_id: str | None = None,
+    resume: str | None = None,
+    params: dict[str, Any] | None = None,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+    on_start: Callable[[RunInfo], None] | None = None,
+) -> Run:
+    """Run every selected task ``trials`` times (``None``: the suite's default) and
+    store each finished trial as it ends. ``resume=RUN_ID`` continues an interrupted
+    run with its own suite, config, seed and plan, running only missing trials."""
+    st = store if isinstance(store, Store) else Store(store)
+    if resume is not None:
+        info = st.get_run(resume)
+        loaded, _ = _resolve_suite(info.suite_source if isinstance(suite, (str, Path)) else suite)
+        if loaded.hash != info.suite_hash:
+            raise ResumeError(
+                f"run {resume} was made with suite {info.suite_name} hash {info.suite_hash}, but "
+                f"{info.suite_source} now has hash {loaded.hash}; start a new run instead"
+            )
+        wanted = set(info.task_ids)
+        tasks = [t for t in instantiate(loaded, info.seed) if t.id in wanted]
+        done = st.completed_keys(info.run_id)
+        st.set_status(info.run_id, "running")
+        info.status = "running"
+    else:
+        loaded, source = _resolve_suite(suite)
+        tasks = select_tasks(instantiate(loaded, seed), split=split, tags=tags, task_ids=task_ids)
+        if not tasks:
+            raise AssayError(f"no task of suite {loaded.name} matches the filters given")
+        config = Config(agent=agent, user=user, params=params or {})
+        agent_factory(config.agent)  # fail now, with a clear message, on a bad spec
+        user_factory(config.user)
+        rid = run_id or new_run_id(loaded.name)
+        if st.has_run(rid):
+            raise ResumeError(f"run {rid} already exists in {st.url}; resume it with --resume {rid}")
+        info = RunInfo(
+            run_id=rid, created_at=now_iso(), suite_name=loaded.name, suite_version=loaded.version,
+            suite_hash=loaded.hash, suite_source=source, config=config, config_hash=config.hash,
+            seed=seed, trials_per_task=trials or loaded.defaults.trials, task_ids=[t.id for t in tasks],
+            filters={"split": split, "tags": sorted(tags), "task_ids": sorted(task_ids)},
+            git_commit=git_commit(), versions=versions(),
+        )
+        st.create_run(info, [t.meta() for t in tasks])
+        done = set()
+    if on_start is not None:
+        on_start(info)
+    total = info.planned_trials
+    finished = len(done)
+
+    def on_result(result: TrialResult) -> None:
+        nonlocal finished
+        st.write_trial(result)
+        finished += 1
+        if progress is not None:
+            progress(replace(result, transcript=None), finished, total)
+
+    runner = executor or LocalExecutor(concurrency)
+    try:
+        await runner.execute(_jobs(info, loaded, tasks, done), on_result)
+    except BaseException:
+        st.set_status(info.run_id, "interrupted")
+        raise
+    st.set_status(info.run_id, "finished")
+    return Run.load(info.run_id, st)
+
+
+def run(
+    suite: Suite | str | Path,
+    agent: str = "builtin:retail-careful",
+    trials: int | None = 4,
+    concurrency: int = 8,
+    seed: int = 0,
+    store: Store | str | None = None,
+    **options: Any,
+) -> Run:
+    """Synchronous twin of :func:`run_async`."""
+    return asyncio.run(run_async(suite, agent, trials, concurrency, seed, store, **options))

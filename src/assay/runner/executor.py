@@ -1,0 +1,37 @@
+"""Executors run trial jobs concurrently and hand each result to a callback as soon
+as it is done. The local executor is asyncio with N workers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Protocol
+
+from ..core.results import TrialResult
+from .orchestrator import TrialJob, run_trial
+
+OnResult = Callable[[TrialResult], None]
+
+
+class Executor(Protocol):
+    async def execute(self, jobs: Iterable[TrialJob], on_result: OnResult) -> None: ...
+
+
+class LocalExecutor:
+    """``concurrency`` asyncio workers pulling jobs from one iterator: memory stays
+    flat however many trials are planned."""
+
+    def __init__(self, concurrency: int = 8, run: Callable[[TrialJob], Awaitable[TrialResult]] = run_trial):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.concurrency = concurrency
+        self._run = run
+
+    async def execute(self, jobs: Iterable[TrialJob], on_result: OnResult) -> None:
+        iterator = iter(jobs)
+
+        async def worker() -> None:
+            for job in iterator:
+                on_result(await self._run(job))
+
+        await asyncio.gather(*(worker() for _ in range(self.concurrency)))

@@ -1,0 +1,225 @@
+"""One trial: the turn loop agent <-> tools <-> user, limits, termination, grading.
+
+``run_trial`` takes a self-contained, picklable :class:`TrialJob` (so any executor,
+local or remote, can run it) and returns the finished :class:`TrialResult`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any
+
+from ..agents.base import Agent, AgentContext
+from ..agents.specs import agent_factory
+from ..core.hashing import derive_seed
+from ..core.messages import Message, ToolCall
+from ..core.results import Config, GradeResult, Outcome, Termination, Trial, TrialResult, reward_of
+from ..core.task import Limits, Task
+from ..core.transcript import Transcript
+from ..envs.environment import Environment
+from ..envs.registry import get_domain
+from ..envs.state import diff, state_hash
+from ..envs.tools import InvalidToolCall, ToolError
+from ..errors import HarnessError
+from ..graders.process import process_metrics
+from ..graders.registry import build_grader, grade_trial
+from ..users.simulator import STOP_TOKENS, UserContext, UserSimulator
+from .tracing import Tracer
+from ..users.specs import user_factory
+
+
+@dataclass
+class TrialJob:
+    """Everything needed to run one trial, by value."""
+
+    run_id: str
+    task: Task
+    trial: Trial
+    limits: Limits
+    config: Config
+    suite_name: str = ""
+    suite_version: str = ""
+    suite_hash: str = ""
+    domain: str | None = None
+    git_commit: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+class _Stop(Exception):
+    def __init__(self, termination: Termination, error: str | None = None, root_cause: str | None = None):
+        self.termination, self.error, self.root_cause = termination, error, root_cause
+
+
+@lru_cache(maxsize=64)
+def _agent_factory(spec: str):  # type: ignore[no-untyped-def]
+    return agent_factory(spec)
+
+
+def _classify(exc: BaseException, where: str) -> _Stop:
+    """Map an exception raised by a participant to how the trial ends."""
+    if isinstance(exc, HarnessError):
+        return _Stop("harness_error", f"{type(exc).__name__}: {exc}", getattr(exc, "root_cause", "HARNESS"))
+    if type(exc).__name__ == "BudgetExceeded":
+        return _Stop("budget", str(exc), "AGENT")
+    if where == "agent":
+        return _Stop("agent_error", f"{type(exc).__name__}: {exc}", "AGENT")
+    if where == "user":
+        return _Stop("harness_error", f"user simulator failed: {type(exc).__name__}: {exc}", "USER")
+    return _Stop("environment_error", f"{type(exc).__name__}: {exc}", "ENV")
+
+
+class _Conversation:
+    """The mutable state of one trial's dialogue."""
+
+    def __init__(self, job: TrialJob, env: Environment, agent: Agent, user: UserSimulator, tracer: Tracer):
+        self.job, self.env, self.agent, self.user, self.tracer = job, env, agent, user, tracer
+        self.messages: list[Message] = []
+        self.turns = 0
+        self.tool_calls = 0
+        self.tools = env.tools("agent")
+
+    def user_view(self) -> list[Message]:
+        return [m for m in self.messages if m.role == "user" or (m.role == "assistant" and m.content)]
+
+    async def user_turn(self) -> None:
+        span = self.tracer.start("user", "user")
+        try:
+            turn = await self.user.reply(self.user_view())
+        except Exception as exc:
+            self.tracer.end(span, repr(exc))
+            raise _classify(exc, "user") from exc
+        self.tracer.end(span)
+        for call in turn.tool_calls:  # dual control: the user acts on the world too
+            self.execute(call, caller="user")
+        self.messages.append(Message("user", turn.text))
+        self.turns += 1
+        token = turn.stop_token
+        if token is not None:
+            raise _Stop(STOP_TOKENS[token])  # type: ignore[arg-type]
+
+    def execute(self, call: ToolCall, caller: str = "agent") -> Message:
+        span = self.tracer.start("tool", call.name, caller=caller, args=call.arguments)
+        error = False
+        try:
+            content = self.env.call(call.name, call.arguments, for_=caller)  # type: ignore[arg-type]
+        except InvalidToolCall as exc:
+            content, error = f"Error: {exc}", True
+            span.attributes["error"] = "invalid"
+        except ToolError as exc:
+            content, error = f"Error: {exc}", True
+            span.attributes["error"] = "refused"
+        except Exception as exc:
+            self.tracer.end(span, repr(exc))
+            raise _classify(exc, "environment") from exc
+        self.tracer.end(span)
+        return Message("tool", content, tool_call_id=call.id, name=call.name, error=error)
+
+    async def agent_turn(self) -> None:
+        max_calls = self.job.limits.max_tool_calls
+        while True:
+            span = self.tracer.start("agent", "respond")
+            try:
+                turn = await self.agent.respond(self.messages, self.tools)
+            except Exception as exc:
+                self.tracer.end(span, repr(exc))
+                raise _classify(exc, "agent") from exc
+            self.tracer.end(span)
+            if not turn.tool_calls:
+                self.messages.append(Message("assistant", turn.text))
+                self.turns += 1
+                return
+            self.messages.append(Message("assistant", turn.text, tool_calls=list(turn.tool_calls)))
+            for call in turn.tool_calls:
+                if self.tool_calls >= max_calls:
+                    raise _Stop("max_tool_calls")
+                self.tool_calls += 1
+                self.messages.append(self.execute(call))
+
+    async def run(self) -> None:
+        max_turns = self.job.limits.max_turns
+        await self.user_turn()
+        while True:
+            if self.turns >= max_turns:
+                raise _Stop("max_turns")
+            await self.agent_turn()
+            if self.turns >= max_turns:
+                raise _Stop("max_turns")
+            await self.user_turn()
+
+
+async def run_trial(job: TrialJob) -> TrialResult:
+    """Run one trial to its end and grade it. Never raises for participant failures:
+    they become the trial's termination reason."""
+    task, trial = job.task, job.trial
+    started = datetime.now(timezone.utc)
+    tracer = Tracer(task.id)
+    domain = get_domain(job.domain)
+    now = task.as_of or started.replace(tzinfo=None)
+    termination: Termination = "harness_error"
+    error: str | None = None
+    root_cause: str | None = None
+    conv: _Conversation | None = None
+    env: Environment | None = None
+    initial_hash = ""
+    try:
+        env = domain.environment(task, now)
+        env.reset(task.initial_state.seed)
+        initial_hash = state_hash(initial := env.snapshot())
+        try:
+            agent = _agent_factory(job.config.agent)(
+                AgentContext(trial.seed, domain.name, domain.policy, now, task.timezone or "UTC",
+                             options=dict(job.config.params))
+            )
+        except Exception as exc:
+            raise _classify(exc, "agent") from exc
+        user = user_factory(job.config.user)(
+            UserContext(task, derive_seed(trial.seed, "user"), env.tools("user"), domain.policy)
+        )
+        conv = _Conversation(job, env, agent, user, tracer)
+        await asyncio.wait_for(conv.run(), timeout=job.limits.timeout_s)
+    except _Stop as stop:
+        termination, error, root_cause = stop.termination, stop.error, stop.root_cause
+    except (asyncio.TimeoutError, TimeoutError):
+        termination, error = "timeout", f"trial exceeded {job.limits.timeout_s:g} s"
+    except Exception as exc:  # a bug of the harness itself: record it, keep the run going
+        termination, error, root_cause = "harness_error", f"{type(exc).__name__}: {exc}", "HARNESS"
+
+    transcript = Transcript(conv.messages if conv else [], tracer.spans, started.isoformat(timespec="milliseconds"))
+    outcome = Outcome(termination, initial_hash=initial_hash, error=error)
+    if env is not None and initial_hash:
+        final = env.snapshot()
+        outcome.final_hash = state_hash(final)
+        outcome.diff = diff(initial, final)
+        outcome.final_state = final
+    grades: list[GradeResult] = []
+    if termination not in ("harness_error", "environment_error"):
+        span = tracer.start("grader", "grading")
+        graders = [build_grader(spec, domain) for spec in task.graders]
+        grades = await grade_trial(graders, task, transcript, outcome)
+        tracer.end(span)
+    latency = tracer.close()
+    reward = reward_of(termination, grades)
+    if reward is None and root_cause is None:
+        root_cause = "GRADER"
+    elif reward == 0 and root_cause is None:
+        root_cause = "AGENT"
+    failed = next((g for g in grades if g.gating and g.passed is False), None)
+    category = failed.category if failed else None
+    if reward == 0 and failed is None and termination not in ("user_stop", "transfer"):
+        category = termination
+    return TrialResult(
+        run_id=job.run_id, task_id=task.id, trial_index=trial.index, seed=trial.seed,
+        config_hash=job.config.hash, reward=reward, termination=termination, grades=grades,
+        metrics=process_metrics(task, transcript), model_id=job.config.model,
+        prompt_version=job.config.prompt_version, suite_name=job.suite_name,
+        suite_version=job.suite_version, suite_hash=job.suite_hash, task_hash=task.input_hash(),
+        as_of=task.as_of.isoformat() if task.as_of else None, timezone=task.timezone,
+        env_version=env.version if env is not None else "", error_category=category,
+        root_cause=root_cause if reward != 1 else None,  # type: ignore[arg-type]
+        confidence=None, latency_s=latency, started_at=started.isoformat(timespec="milliseconds"),
+        ended_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+        git_commit=job.git_commit, transcript=transcript, outcome=outcome,
+    )

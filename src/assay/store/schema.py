@@ -1,0 +1,124 @@
+"""The store's tables (SQLAlchemy Core). One row per run, per task of a run, per trial,
+per grade, per transcript."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    ForeignKeyConstraint,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+SCHEMA_VERSION = 1
+
+metadata = MetaData()
+
+meta_table = Table(
+    "assay_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("created_at", String(40), nullable=False),
+    Column("finished_at", String(40)),
+    Column("status", String(20), nullable=False),
+    Column("suite_name", String(200), nullable=False),
+    Column("suite_version", String(50), nullable=False),
+    Column("suite_hash", String(64), nullable=False),
+    Column("config_hash", String(64), nullable=False),
+    Column("agent", String(500), nullable=False),
+    Column("seed", Integer, nullable=False),
+    Column("trials_per_task", Integer, nullable=False),
+    Column("planned_trials", Integer, nullable=False),
+    Column("info", Text, nullable=False),
+)
+
+run_tasks = Table(
+    "run_tasks",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("task_id", String(300), primary_key=True),
+    Column("stratum", String(20), nullable=False),
+    Column("split", String(20), nullable=False),
+    Column("tags", Text, nullable=False),
+    Column("difficulty", Integer, nullable=False),
+    Column("task_hash", String(64), nullable=False),
+    Column("template", String(200)),
+    Column("description", Text, nullable=False, default=""),
+    ForeignKeyConstraint(["run_id"], ["runs.run_id"], ondelete="CASCADE"),
+)
+
+trials = Table(
+    "trials",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("task_id", String(300), primary_key=True),
+    Column("trial_index", Integer, primary_key=True),
+    Column("seed", Integer, nullable=False),
+    Column("reward", Integer),
+    Column("termination", String(30), nullable=False),
+    Column("root_cause", String(20)),
+    Column("error_category", String(100)),
+    Column("input_tokens", Integer),
+    Column("output_tokens", Integer),
+    Column("cost_usd", Float),
+    Column("latency_s", Float, nullable=False),
+    Column("started_at", String(40), nullable=False),
+    Column("ended_at", String(40), nullable=False),
+    Column("record", Text, nullable=False),
+    ForeignKeyConstraint(["run_id"], ["runs.run_id"], ondelete="CASCADE"),
+)
+
+grades = Table(
+    "grades",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("task_id", String(300), primary_key=True),
+    Column("trial_index", Integer, primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("grader", String(200), nullable=False),
+    Column("kind", String(50), nullable=False),
+    Column("passed", Boolean),
+    Column("score", Float),
+    Column("reason", Text, nullable=False),
+    Column("category", String(100)),
+    Column("confidence", Float),
+    Column("needs_review", Boolean, nullable=False),
+    Column("veto", Boolean, nullable=False),
+    Column("skipped", Boolean, nullable=False),
+    Column("gating", Boolean, nullable=False),
+    Column("version", String(64), nullable=False),
+    Column("judge_model", String(200)),
+    Column("metrics", Text, nullable=False),
+    ForeignKeyConstraint(
+        ["run_id", "task_id", "trial_index"],
+        ["trials.run_id", "trials.task_id", "trials.trial_index"],
+        ondelete="CASCADE",
+    ),
+)
+
+transcripts = Table(
+    "transcripts",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("task_id", String(300), primary_key=True),
+    Column("trial_index", Integer, primary_key=True),
+    Column("data", LargeBinary, nullable=False),
+    ForeignKeyConstraint(
+        ["run_id", "task_id", "trial_index"],
+        ["trials.run_id", "trials.task_id", "trials.trial_index"],
+        ondelete="CASCADE",
+    ),
+)

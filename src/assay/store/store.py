@@ -1,0 +1,203 @@
+"""The results store: SQLite by default (``.assay/assay.db``), any SQLAlchemy URL.
+
+A finished trial is written in one transaction (trial row, its grades and its
+transcript), so a run interrupted at any moment - even by SIGKILL - holds only whole
+trials, and resuming it runs exactly the missing ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.pool import StaticPool
+
+from ..core.results import RunInfo, TaskMeta, TrialResult
+from ..core.transcript import Transcript
+from ..errors import RunNotFound, SpecError
+from . import schema
+from .codec import decode_record, decode_transcript, encode_record, encode_transcript, grade_from_row, grade_row
+
+DEFAULT_STORE = ".assay/assay.db"
+
+
+def resolve_url(store: str | os.PathLike[str] | None = None) -> str:
+    """``store`` (a path, a SQLAlchemy URL, ``:memory:``), else ``$ASSAY_STORE``, else
+    ``.assay/assay.db`` in the working directory."""
+    value = str(store) if store is not None else os.environ.get("ASSAY_STORE") or DEFAULT_STORE
+    if value == ":memory:":
+        return "sqlite://"
+    if "://" in value:
+        return value
+    path = Path(value).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.close()
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class Store:
+    """Runs, tasks, trials, grades and transcripts."""
+
+    def __init__(self, store: str | os.PathLike[str] | None = None):
+        self.url = resolve_url(store)
+        kwargs: dict[str, Any] = {}
+        if self.url == "sqlite://":
+            kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
+        try:
+            self.engine: Engine = create_engine(self.url, **kwargs)
+        except Exception as exc:
+            raise SpecError(f"store {self.url!r} is not a usable database URL ({exc})") from None
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        schema.metadata.create_all(self.engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # runs ---------------------------------------------------------------------------
+    def create_run(self, info: RunInfo, tasks: Iterable[TaskMeta]) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(schema.runs.insert().values(**self._run_row(info)))
+            rows = [
+                {"run_id": info.run_id, "task_id": t.task_id, "stratum": t.stratum, "split": t.split,
+                 "tags": json.dumps(list(t.tags)), "difficulty": t.difficulty, "task_hash": t.task_hash,
+                 "template": t.template, "description": t.description}
+                for t in tasks
+            ]
+            if rows:
+                conn.execute(schema.run_tasks.insert(), rows)
+
+    @staticmethod
+    def _run_row(info: RunInfo) -> dict[str, Any]:
+        return {
+            "run_id": info.run_id, "created_at": info.created_at, "finished_at": info.finished_at,
+            "status": info.status, "suite_name": info.suite_name, "suite_version": info.suite_version,
+            "suite_hash": info.suite_hash, "config_hash": info.config_hash, "agent": info.config.agent,
+            "seed": info.seed, "trials_per_task": info.trials_per_task,
+            "planned_trials": info.planned_trials, "info": info.model_dump_json(),
+        }
+
+    def has_run(self, run_id: str) -> bool:
+        with self.engine.connect() as conn:
+            return conn.execute(select(schema.runs.c.run_id).where(schema.runs.c.run_id == run_id)).first() is not None
+
+    def get_run(self, run_id: str) -> RunInfo:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(schema.runs.c.info).where(schema.runs.c.run_id == run_id)).first()
+        if row is None:
+            raise RunNotFound(f"no run {run_id!r} in store {self.url}; `assay runs` lists the runs there")
+        return RunInfo.model_validate_json(row.info)
+
+    def set_status(self, run_id: str, status: str) -> None:
+        info = self.get_run(run_id)
+        info.status = status  # type: ignore[assignment]
+        info.finished_at = now_iso() if status == "finished" else None
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(schema.runs).where(schema.runs.c.run_id == run_id).values(
+                    status=status, finished_at=info.finished_at, info=info.model_dump_json()
+                )
+            )
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        """One dict per run, newest first, with its completed trial count and mean reward."""
+        t = schema.trials
+        done = (
+            select(t.c.run_id, func.count().label("completed"), func.avg(t.c.reward).label("mean_reward"))
+            .group_by(t.c.run_id)
+            .subquery()
+        )
+        r = schema.runs
+        query = (
+            select(r.c.run_id, r.c.created_at, r.c.status, r.c.suite_name, r.c.suite_version, r.c.suite_hash,
+                   r.c.agent, r.c.seed, r.c.trials_per_task, r.c.planned_trials, done.c.completed, done.c.mean_reward)
+            .select_from(r.outerjoin(done, done.c.run_id == r.c.run_id))
+            .order_by(r.c.created_at.desc())
+        )
+        with self.engine.connect() as conn:
+            return [
+                {**dict(row._mapping), "completed": row.completed or 0}
+                for row in conn.execute(query)
+            ]
+
+    def load_tasks(self, run_id: str) -> list[TaskMeta]:
+        rt = schema.run_tasks
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(rt).where(rt.c.run_id == run_id)).all()
+        return [
+            TaskMeta(r.task_id, r.stratum, r.split, tuple(json.loads(r.tags)), r.difficulty, r.task_hash,
+                     r.template, r.description)
+            for r in rows
+        ]
+
+    # trials -------------------------------------------------------------------------
+    def completed_keys(self, run_id: str) -> set[tuple[str, int]]:
+        t = schema.trials
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(t.c.task_id, t.c.trial_index).where(t.c.run_id == run_id))
+            return {(r.task_id, r.trial_index) for r in rows}
+
+    def write_trial(self, result: TrialResult) -> bool:
+        """Write one finished trial atomically. False if it was already there."""
+        key = {"run_id": result.run_id, "task_id": result.task_id, "trial_index": result.trial_index}
+        trial_row = {
+            **key, "seed": result.seed, "reward": result.reward, "termination": result.termination,
+            "root_cause": result.root_cause, "error_category": result.error_category,
+            "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
+            "cost_usd": result.cost_usd, "latency_s": result.latency_s, "started_at": result.started_at,
+            "ended_at": result.ended_at, "record": encode_record(result),
+        }
+        grade_rows = [{**key, "position": i, **grade_row(g)} for i, g in enumerate(result.grades)]
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(schema.trials.insert().values(**trial_row))
+                if grade_rows:
+                    conn.execute(schema.grades.insert(), grade_rows)
+                if result.transcript is not None:
+                    conn.execute(schema.transcripts.insert().values(**key, data=encode_transcript(result.transcript)))
+        except IntegrityError:
+            return False
+        return True
+
+    def load_results(self, run_id: str, task_id: str | None = None) -> list[TrialResult]:
+        """Trial results of a run (without transcripts), in task and trial order."""
+        t, g = schema.trials, schema.grades
+        trial_q = select(t.c.task_id, t.c.trial_index, t.c.record).where(t.c.run_id == run_id)
+        grade_q = select(g).where(g.c.run_id == run_id)
+        if task_id is not None:
+            trial_q = trial_q.where(t.c.task_id == task_id)
+            grade_q = grade_q.where(g.c.task_id == task_id)
+        with self.engine.connect() as conn:
+            grades_by_key: dict[tuple[str, int], list[Any]] = {}
+            for row in conn.execute(grade_q.order_by(g.c.task_id, g.c.trial_index, g.c.position)):
+                grades_by_key.setdefault((row.task_id, row.trial_index), []).append(grade_from_row(row))
+            rows = conn.execute(trial_q.order_by(t.c.task_id, t.c.trial_index)).all()
+        return [decode_record(r.record, grades_by_key.get((r.task_id, r.trial_index), [])) for r in rows]
+
+    def load_transcript(self, run_id: str, task_id: str, trial_index: int) -> Transcript | None:
+        tr = schema.transcripts
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(tr.c.data).where(
+                    tr.c.run_id == run_id, tr.c.task_id == task_id, tr.c.trial_index == trial_index
+                )
+            ).first()
+        return None if row is None else decode_transcript(row.data)

@@ -1,0 +1,92 @@
+from datetime import datetime
+
+import pytest
+
+from assay.envs import Database, InvalidToolCall, ToolError, diff, state_hash
+from tests.toydomain import DOMAIN, deposit, generate
+
+
+def test_schema_from_hints_and_docstring() -> None:
+    spec = deposit.spec()
+    assert spec.name == "deposit" and spec.write
+    assert spec.description == "Deposit money into an account."
+    assert spec.parameters["properties"]["amount"] == {
+        "type": "number", "description": "Dollars to deposit; must be positive."
+    }
+    assert spec.parameters["required"] == ["account_id", "amount"]
+    assert spec.parameters["additionalProperties"] is False
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"account_id": "A1"}, "missing required argument 'amount'"),
+        ({"account_id": "A1", "amount": "lots"}, "argument 'amount': should be a valid number"),
+        ({"account_id": "A1", "amount": 1, "note": "x"}, "unexpected argument 'note'"),
+    ],
+)
+def test_bad_arguments_explain_themselves(args: dict, message: str) -> None:
+    env = DOMAIN.environment(_task(), datetime(2025, 1, 1))
+    env.reset(0)
+    with pytest.raises(InvalidToolCall) as exc:
+        env.call("deposit", args)
+    assert message in str(exc.value)
+    assert "(arguments: account_id, amount)" in str(exc.value)
+
+
+def test_unknown_tool_lists_available_ones() -> None:
+    env = DOMAIN.environment(_task(), datetime(2025, 1, 1))
+    env.reset(0)
+    with pytest.raises(InvalidToolCall, match="unknown tool 'withdraw'; available tools: deposit, get_balance"):
+        env.call("withdraw", {})
+
+
+def test_tool_refusal_is_a_tool_error_not_invalid() -> None:
+    env = DOMAIN.environment(_task(), datetime(2025, 1, 1))
+    env.reset(0)
+    with pytest.raises(ToolError) as exc:
+        env.call("deposit", {"account_id": "A1", "amount": -5})
+    assert not isinstance(exc.value, InvalidToolCall)
+    assert "amount must be positive" in str(exc.value)
+
+
+def test_snapshot_is_independent_and_hash_deterministic() -> None:
+    db = generate(3)
+    snap = db.snapshot()
+    h = db.hash()
+    db.update("accounts", "A1", balance=-1)
+    assert snap["accounts"]["A1"]["balance"] != -1
+    assert state_hash(snap) == h != db.hash()
+    assert generate(3).hash() == h
+    assert generate(4).hash() != h
+
+
+def test_diff_lists_changes_added_and_removed_records() -> None:
+    before = generate(1).snapshot()
+    db = Database({"accounts": "account_id"}, generate(1).snapshot())
+    db.update("accounts", "A0", balance=999)
+    db.insert("accounts", {"account_id": "Z", "owner": "z", "balance": 0})
+    db.delete("accounts", "A4")
+    changes = diff(before, db.snapshot())
+    assert [(c["op"], c["key"]) for c in changes] == [("change", "A0"), ("remove", "A4"), ("add", "Z")]
+    assert changes[0]["field"] == "balance" and changes[0]["new"] == 999
+    assert diff(before, before) == []
+
+
+def test_reset_gives_identical_initial_state() -> None:
+    task = _task(records={"accounts": [{"account_id": "X", "owner": "x", "balance": 5}]})
+    hashes = set()
+    for _ in range(3):
+        env = DOMAIN.environment(task, datetime(2025, 1, 1))
+        env.reset(7)
+        env.call("deposit", {"account_id": "X", "amount": 1})  # mutate: must not leak into the next trial
+        env2 = DOMAIN.environment(task, datetime(2025, 1, 1))
+        env2.reset(7)
+        hashes.add(state_hash(env2.snapshot()))
+    assert len(hashes) == 1
+
+
+def _task(records: dict | None = None):
+    from assay.core import InitialState, Task
+
+    return Task(id="t", initial_state=InitialState(seed=0, records=records or {}))

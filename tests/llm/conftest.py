@@ -1,0 +1,59 @@
+"""Fixtures of the chat-layer tests: a fake server, no real sleeping, a clean env."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# `tests.support` must be importable: the repo root on sys.path (redundant once pytest's
+# `pythonpath = ["."]` is configured).
+_ROOT = str(Path(__file__).resolve().parents[2])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from tests.support.fake_llm_server import FakeLLMServer  # noqa: E402
+
+_ENV = (
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_CUSTOM_HEADERS",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "ASSAY_PRICING",
+    "LITELLM_API_BASE",
+)
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in _ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as s:
+        yield s
+
+
+class Sleeps:
+    """An injectable async sleep that records the delays and does not wait."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        import asyncio
+
+        self.delays.append(seconds)
+        await asyncio.sleep(0)
+
+
+@pytest.fixture
+def sleeps() -> Sleeps:
+    return Sleeps()

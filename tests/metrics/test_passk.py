@@ -1,0 +1,47 @@
+"""pass@k and pass^k against brute-force enumeration of all k-subsets."""
+
+from itertools import combinations
+
+import pytest
+
+from assay.metrics import mean_over_tasks, pass_at_k, pass_hat_k
+
+
+def brute(n: int, c: int, k: int) -> tuple[float, float]:
+    outcomes = [1] * c + [0] * (n - c)
+    subsets = list(combinations(range(n), k))
+    at = sum(any(outcomes[i] for i in s) for s in subsets) / len(subsets)
+    hat = sum(all(outcomes[i] for i in s) for s in subsets) / len(subsets)
+    return at, hat
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+def test_match_enumeration(n: int) -> None:
+    for c in range(n + 1):
+        for k in range(1, n + 1):
+            at, hat = brute(n, c, k)
+            assert pass_at_k(n, c, k) == pytest.approx(at, abs=1e-12)
+            assert pass_hat_k(n, c, k) == pytest.approx(hat, abs=1e-12)
+
+
+def test_extremes_and_monotonicity() -> None:
+    assert pass_at_k(10, 0, 5) == 0.0
+    assert pass_hat_k(10, 10, 10) == 1.0
+    assert pass_at_k(10, 3, 8) == 1.0  # fewer than k failures: some success guaranteed
+    hats = [pass_hat_k(10, 6, k) for k in range(1, 11)]
+    ats = [pass_at_k(10, 6, k) for k in range(1, 11)]
+    assert hats == sorted(hats, reverse=True) and ats == sorted(ats)
+    assert pass_hat_k(10, 6, 1) == pass_at_k(10, 6, 1) == 0.6
+
+
+@pytest.mark.parametrize("args", [(3, 4, 1), (3, -1, 1), (3, 1, 0), (3, 1, 4)])
+def test_invalid_arguments(args: tuple[int, int, int]) -> None:
+    with pytest.raises(ValueError):
+        pass_hat_k(*args)
+
+
+def test_mean_over_tasks_skips_tasks_with_too_few_trials() -> None:
+    mean, used = mean_over_tasks([(4, 4), (4, 2), (2, 2)], 3)
+    assert used == 2
+    assert mean == pytest.approx((1.0 + 0.0) / 2)
+    assert mean_over_tasks([(1, 1)], 2) == (None, 0)

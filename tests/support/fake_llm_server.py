@@ -1,0 +1,706 @@
+"""A fake LLM endpoint for tests: OpenAI chat completions and Anthropic messages.
+
+Standard library only, on 127.0.0.1 (port 0 = a free port), served from a thread::
+
+    with FakeLLMServer(handler=lambda req: "hello") as server:
+        os.environ["OPENAI_BASE_URL"] = server.openai_base_url      # http://127.0.0.1:P/v1
+        os.environ["ANTHROPIC_BASE_URL"] = server.anthropic_base_url  # http://127.0.0.1:P
+        ...
+        assert server.request_count == 1
+
+Endpoints: ``POST /v1/chat/completions`` (JSON or SSE when ``"stream": true``, usage in the
+stream when ``stream_options.include_usage``), ``POST /v1/messages`` (JSON or SSE),
+``GET /v1/models``. Answers come from ``handler(request_json)``, which returns a
+:class:`Reply`, a ``str`` (text reply) or a ``dict`` of :class:`Reply` fields; the server
+renders it in the wire format of the endpoint that was called. :func:`to_messages` turns
+either request format back into assay messages, so a scripted "brain" can be written once.
+
+Faults: ``server.schedule("429", None, "500", ...)`` applies one fault per request in
+order (None = serve normally); ``fault_rate``/``fault_seed``/``fault_kinds`` inject faults
+at random (seeded); ``server.down = True`` answers every request with 503. Kinds: ``429``
+(with ``Retry-After``), ``500``, ``503``, ``slow`` (sleeps ``slow_s`` before answering, for
+client timeouts) and ``drop`` (closes the connection without an answer). Counters:
+``request_count`` (every HTTP request, faulted or not), ``served``, ``faults``, and
+``requests`` (path + JSON of each) and ``headers`` (lower-cased, of each).
+
+Run standalone (an echo server for manual tries): ``python tests/support/fake_llm_server.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "FakeLLMServer",
+    "FakeToolCall",
+    "FakeUsage",
+    "Fault",
+    "Reply",
+    "last_user_text",
+    "sequence",
+    "to_messages",
+]
+
+
+@dataclass
+class FakeUsage:
+    """Tokens to report. ``input_tokens`` counts all prompt tokens, cached included
+    (rendered as OpenAI ``prompt_tokens`` or as Anthropic uncached ``input_tokens`` +
+    ``cache_read_input_tokens`` + ``cache_creation_input_tokens``)."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+@dataclass
+class FakeToolCall:
+    """A tool call to answer with. ``arguments`` as a ``str`` is sent verbatim (use it for
+    malformed JSON); a dict is JSON-encoded."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    id: str | None = None
+
+
+@dataclass
+class Reply:
+    """What the fake model answers. ``usage="auto"`` reports a deterministic estimate
+    (about 4 characters a token); ``usage=None`` reports no usage at all.
+    ``first_token_delay_s`` delays the first generated token (streaming) or the whole
+    answer (non-streaming); ``chunk_delay_s`` separates later stream chunks."""
+
+    text: str = ""
+    tool_calls: list[FakeToolCall] = field(default_factory=list)
+    usage: FakeUsage | str | None = "auto"
+    finish_reason: str | None = None
+    model: str | None = None
+    first_token_delay_s: float = 0.0
+    chunk_delay_s: float = 0.0
+    chunks: int = 3
+    """How many pieces the text (and each tool call's arguments) is streamed in."""
+
+
+@dataclass
+class Fault:
+    kind: str  # "429" | "500" | "503" | "slow" | "drop"
+    retry_after: float | None = None
+    slow_s: float | None = None
+
+
+Handler = Callable[[dict[str, Any]], "Reply | str | dict[str, Any]"]
+
+
+def echo(request: dict[str, Any]) -> Reply:
+    """Default handler: repeats the last user text."""
+    return Reply(text=f"echo: {last_user_text(request)}")
+
+
+def sequence(*replies: Reply | str | dict[str, Any]) -> Handler:
+    """A handler answering ``replies`` in order; raises when they run out."""
+    queue = deque(replies)
+    lock = threading.Lock()
+
+    def handler(_request: dict[str, Any]) -> Reply | str | dict[str, Any]:
+        with lock:
+            if not queue:
+                raise RuntimeError("sequence handler: no reply left")
+            return queue.popleft()
+
+    return handler
+
+
+# -- reading requests -------------------------------------------------------------------
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return ""
+
+
+def to_messages(request: dict[str, Any]) -> list[Any]:
+    """The conversation of an OpenAI or Anthropic request as ``assay.core.Message`` list."""
+    from assay.core.messages import Message, ToolCall
+
+    out: list[Message] = []
+    if "system" in request:  # Anthropic
+        system = request["system"]
+        out.append(Message("system", system if isinstance(system, str) else _text(system)))
+    for m in request.get("messages", []):
+        role, content = m.get("role"), m.get("content")
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result") for b in content
+        ):
+            text = _text(content)
+            if role == "assistant":
+                calls = [
+                    ToolCall(b["id"], b["name"], dict(b.get("input") or {}))
+                    for b in content
+                    if b.get("type") == "tool_use"
+                ]
+                out.append(Message("assistant", text, tool_calls=calls))
+                continue
+            for b in content:
+                if b.get("type") == "tool_result":
+                    out.append(
+                        Message(
+                            "tool",
+                            _text(b.get("content")),
+                            tool_call_id=b.get("tool_use_id"),
+                            error=bool(b.get("is_error")),
+                        )
+                    )
+            if text:
+                out.append(Message("user", text))
+            continue
+        if role == "tool":
+            out.append(Message("tool", _text(content), tool_call_id=m.get("tool_call_id")))
+        elif role == "assistant":
+            calls = []
+            for tc in m.get("tool_calls") or []:
+                fn = tc.get("function", {})
+                try:
+                    args = json.loads(fn.get("arguments") or "{}")
+                except json.JSONDecodeError:
+                    args = {}
+                calls.append(ToolCall(tc.get("id", ""), fn.get("name", ""), args))
+            out.append(Message("assistant", _text(content), tool_calls=calls))
+        else:
+            out.append(Message(role, _text(content)))
+    return out
+
+
+def last_user_text(request: dict[str, Any]) -> str:
+    for m in reversed(to_messages(request)):
+        if m.role == "user":
+            return str(m.content)
+    return ""
+
+
+# -- rendering replies --------------------------------------------------------------------
+
+
+def _pieces(text: str, n: int) -> list[str]:
+    if not text:
+        return []
+    n = max(1, min(n, len(text)))
+    size = -(-len(text) // n)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _args_text(call: FakeToolCall) -> str:
+    return call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+
+
+def _auto_usage(request: dict[str, Any], reply: Reply) -> FakeUsage:
+    prompt = len(json.dumps(request.get("messages", []))) + len(
+        json.dumps(request.get("tools", []))
+    )
+    out = len(reply.text) + sum(len(_args_text(c)) + len(c.name) for c in reply.tool_calls)
+    return FakeUsage(input_tokens=prompt // 4 + 1, output_tokens=out // 4 + 1)
+
+
+def _usage(request: dict[str, Any], reply: Reply) -> FakeUsage | None:
+    if reply.usage is None:
+        return None
+    if isinstance(reply.usage, str):
+        return _auto_usage(request, reply)
+    u = reply.usage
+    return FakeUsage(
+        u.input_tokens,
+        u.output_tokens,
+        getattr(u, "cache_read_tokens", 0),
+        getattr(u, "cache_write_tokens", 0),
+        getattr(u, "reasoning_tokens", 0),
+    )
+
+
+def _openai_usage(u: FakeUsage) -> dict[str, Any]:
+    return {
+        "prompt_tokens": u.input_tokens,
+        "completion_tokens": u.output_tokens,
+        "total_tokens": u.input_tokens + u.output_tokens,
+        "prompt_tokens_details": {
+            "cached_tokens": u.cache_read_tokens,
+            "cache_write_tokens": u.cache_write_tokens,
+        },
+        "completion_tokens_details": {"reasoning_tokens": u.reasoning_tokens},
+    }
+
+
+def _anthropic_usage(u: FakeUsage) -> dict[str, Any]:
+    return {
+        "input_tokens": u.input_tokens - u.cache_read_tokens - u.cache_write_tokens,
+        "output_tokens": u.output_tokens,
+        "cache_read_input_tokens": u.cache_read_tokens,
+        "cache_creation_input_tokens": u.cache_write_tokens,
+        "output_tokens_details": {"thinking_tokens": u.reasoning_tokens},
+    }
+
+
+def _coerce(result: Reply | str | dict[str, Any]) -> Reply:
+    if isinstance(result, Reply):
+        return result
+    if isinstance(result, str):
+        return Reply(text=result)
+    if isinstance(result, dict):
+        data = dict(result)
+        data["tool_calls"] = [
+            c if isinstance(c, FakeToolCall) else FakeToolCall(**c)
+            for c in data.get("tool_calls", [])
+        ]
+        return Reply(**data)
+    raise TypeError(f"handler returned {type(result).__name__}, expected Reply, str or dict")
+
+
+# -- the server -----------------------------------------------------------------------------
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = 256
+    owner: FakeLLMServer
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence the default logging
+        pass
+
+    # plumbing
+    def _json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+        self.close_connection = True
+
+    def _sse_start(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+    def _sse(self, data: Any, event: str | None = None) -> None:
+        text = data if isinstance(data, str) else json.dumps(data)
+        frame = (f"event: {event}\n" if event else "") + f"data: {text}\n\n"
+        self.wfile.write(frame.encode())
+        self.wfile.flush()
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:
+        owner = self.server.owner
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            body = {"_raw": raw.decode(errors="replace")}
+        path = self.path.split("?")[0].rstrip("/")
+        if path.endswith("/chat/completions"):
+            api = "openai"
+        elif path.endswith("/messages"):
+            api = "anthropic"
+        else:
+            owner._count(path, body, None, dict(self.headers.items()))
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        fault = owner._count(path, body, api, dict(self.headers.items()))
+        try:
+            if fault is not None and self._fault(fault, api):
+                return
+            try:
+                reply = _coerce(owner.handler(body))
+            except Exception as exc:  # a broken handler is a test bug: answer 500 loudly
+                owner.errors.append(f"{type(exc).__name__}: {exc}")
+                self._json(500, self._error_body(api, "api_error", f"handler failed: {exc}"))
+                return
+            usage = _usage(body, reply)
+            if api == "openai":
+                self._openai(body, reply, usage)
+            else:
+                self._anthropic(body, reply, usage)
+            owner._served()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout) or dropped the stream
+
+    @staticmethod
+    def _error_body(api: str, kind: str, message: str) -> dict[str, Any]:
+        if api == "anthropic":
+            return {"type": "error", "error": {"type": kind, "message": message}}
+        return {"error": {"message": message, "type": kind, "code": None}}
+
+    def _fault(self, fault: Fault, api: str) -> bool:
+        """Apply ``fault``; True when the request is answered (or dropped) by it."""
+        owner = self.server.owner
+        if fault.kind == "429":
+            headers = {}
+            if fault.retry_after is not None:
+                headers["Retry-After"] = f"{fault.retry_after:g}"
+            kind = "rate_limit_error" if api == "anthropic" else "rate_limit_exceeded"
+            self._json(429, self._error_body(api, kind, "rate limited (fake)"), headers)
+        elif fault.kind in ("500", "503"):
+            self._json(int(fault.kind), self._error_body(api, "api_error", "server error (fake)"))
+        elif fault.kind == "drop":
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(2)
+        elif fault.kind == "slow":
+            owner._stop.wait(fault.slow_s if fault.slow_s is not None else owner.slow_s)
+            return False
+        else:
+            raise ValueError(f"unknown fault kind {fault.kind!r}")
+        return True
+
+    def _pause(self, seconds: float) -> None:
+        if seconds > 0:
+            self.server.owner._stop.wait(seconds)
+
+    # OpenAI
+    def _openai(self, req: dict[str, Any], reply: Reply, usage: FakeUsage | None) -> None:
+        owner = self.server.owner
+        cid = owner._next_id("chatcmpl")
+        model = reply.model or req.get("model", "fake")
+        calls = [(c, c.id or owner._next_id("call")) for c in reply.tool_calls]
+        finish = reply.finish_reason or ("tool_calls" if calls else "stop")
+        if not req.get("stream"):
+            self._pause(reply.first_token_delay_s)
+            message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+            if calls:
+                message["tool_calls"] = [
+                    {
+                        "id": i,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": _args_text(c)},
+                    }
+                    for c, i in calls
+                ]
+            body: dict[str, Any] = {
+                "id": cid,
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            }
+            if usage is not None:
+                body["usage"] = _openai_usage(usage)
+            self._json(200, body)
+            return
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+            return {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            }
+
+        self._sse_start()
+        self._sse(chunk({"role": "assistant", "content": ""}))
+        self._pause(reply.first_token_delay_s)
+        first = True
+        for piece in _pieces(reply.text, reply.chunks):
+            if not first:
+                self._pause(reply.chunk_delay_s)
+            first = False
+            self._sse(chunk({"content": piece}))
+        for index, (c, call_id) in enumerate(calls):
+            if not first:
+                self._pause(reply.chunk_delay_s)
+            first = False
+            head = {
+                "index": index,
+                "id": call_id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": ""},
+            }
+            self._sse(chunk({"tool_calls": [head]}))
+            for piece in _pieces(_args_text(c), reply.chunks):
+                self._pause(reply.chunk_delay_s)
+                self._sse(
+                    chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+                )
+        self._sse(chunk({}, finish))
+        if usage is not None and (req.get("stream_options") or {}).get("include_usage"):
+            final = chunk({})
+            final["choices"] = []
+            final["usage"] = _openai_usage(usage)
+            self._sse(final)
+        self._sse("[DONE]")
+
+    # Anthropic
+    def _anthropic(self, req: dict[str, Any], reply: Reply, usage: FakeUsage | None) -> None:
+        owner = self.server.owner
+        mid = owner._next_id("msg")
+        model = reply.model or req.get("model", "fake")
+        calls = [(c, c.id or owner._next_id("toolu")) for c in reply.tool_calls]
+        stop = reply.finish_reason or ("tool_use" if calls else "end_turn")
+        content: list[dict[str, Any]] = []
+        if reply.text:
+            content.append({"type": "text", "text": reply.text})
+        for c, call_id in calls:
+            if isinstance(c.arguments, str):
+                try:
+                    parsed: Any = json.loads(c.arguments)
+                except json.JSONDecodeError:
+                    parsed = c.arguments  # non-streaming cannot carry invalid JSON: send the string
+            else:
+                parsed = c.arguments
+            content.append({"type": "tool_use", "id": call_id, "name": c.name, "input": parsed})
+        wire_usage = _anthropic_usage(usage) if usage is not None else None
+        if not req.get("stream"):
+            self._pause(reply.first_token_delay_s)
+            body: dict[str, Any] = {
+                "id": mid,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": content,
+                "stop_reason": stop,
+                "stop_sequence": None,
+            }
+            if wire_usage is not None:
+                body["usage"] = wire_usage
+            self._json(200, body)
+            return
+        self._sse_start()
+        start_msg: dict[str, Any] = {
+            "id": mid,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+        }
+        if wire_usage is not None:
+            start_msg["usage"] = {**wire_usage, "output_tokens": 1}
+        self._sse({"type": "message_start", "message": start_msg}, "message_start")
+        self._pause(reply.first_token_delay_s)
+        index = 0
+        if reply.text:
+            self._sse(
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "text", "text": ""},
+                },
+                "content_block_start",
+            )
+            for n, piece in enumerate(_pieces(reply.text, reply.chunks)):
+                if n:
+                    self._pause(reply.chunk_delay_s)
+                self._sse(
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "text_delta", "text": piece},
+                    },
+                    "content_block_delta",
+                )
+            self._sse({"type": "content_block_stop", "index": index}, "content_block_stop")
+            index += 1
+        for c, call_id in calls:
+            block = {"type": "tool_use", "id": call_id, "name": c.name, "input": {}}
+            self._sse(
+                {"type": "content_block_start", "index": index, "content_block": block},
+                "content_block_start",
+            )
+            for piece in _pieces(_args_text(c), reply.chunks):
+                self._pause(reply.chunk_delay_s)
+                self._sse(
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": piece},
+                    },
+                    "content_block_delta",
+                )
+            self._sse({"type": "content_block_stop", "index": index}, "content_block_stop")
+            index += 1
+        delta_event: dict[str, Any] = {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+        }
+        if usage is not None:
+            delta_event["usage"] = {"output_tokens": usage.output_tokens}
+        self._sse(delta_event, "message_delta")
+        self._sse({"type": "message_stop"}, "message_stop")
+
+
+class FakeLLMServer:
+    """The fake endpoint; start with ``with`` or :meth:`start` / :meth:`stop`."""
+
+    def __init__(
+        self,
+        handler: Handler | None = None,
+        *,
+        fault_rate: float = 0.0,
+        fault_seed: int = 0,
+        fault_kinds: Iterable[str | Fault] = ("429", "500", "slow"),
+        slow_s: float = 2.0,
+        retry_after: float | None = 0.01,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ):
+        self.handler: Handler = handler or echo
+        self.fault_rate = fault_rate
+        self.fault_kinds = [k if isinstance(k, Fault) else Fault(k) for k in fault_kinds]
+        self.slow_s = slow_s
+        self.retry_after = retry_after
+        self.down = False
+        self._rng = random.Random(fault_seed)
+        self._schedule: deque[Fault | None] = deque()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ids: dict[str, int] = {}
+        self.request_count = 0
+        self.served = 0
+        self.faults: list[str] = []
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.headers: list[dict[str, str]] = []
+        self.errors: list[str] = []
+        self._httpd = _Server((host, port), _RequestHandler)
+        self._httpd.owner = self
+        self._thread: threading.Thread | None = None
+
+    # lifecycle
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT`` (the Anthropic SDK's base URL)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1`` (the OpenAI SDK's base URL, ``OPENAI_BASE_URL``)."""
+        return f"{self.base_url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.base_url
+
+    def start(self) -> FakeLLMServer:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # faults
+    def schedule(self, *faults: str | Fault | None) -> None:
+        """Queue one fault per coming request (None = serve that request normally)."""
+        with self._lock:
+            for f in faults:
+                self._schedule.append(Fault(f) if isinstance(f, str) else f)
+
+    def reset_counters(self) -> None:
+        with self._lock:
+            self.request_count = 0
+            self.served = 0
+            self.faults.clear()
+            self.requests.clear()
+            self.headers.clear()
+
+    # called by the request handler
+    def _count(
+        self, path: str, body: dict[str, Any], api: str | None, headers: dict[str, str]
+    ) -> Fault | None:
+        with self._lock:
+            self.request_count += 1
+            self.requests.append((path, body))
+            self.headers.append({k.lower(): v for k, v in headers.items()})
+            if api is None:
+                return None
+            fault: Fault | None = None
+            if self.down:
+                fault = Fault("503")
+            elif self._schedule:
+                fault = self._schedule.popleft()
+            elif self.fault_rate and self._rng.random() < self.fault_rate:
+                fault = self._rng.choice(self.fault_kinds)
+            if fault is not None:
+                if fault.kind == "429" and fault.retry_after is None:
+                    fault = Fault("429", self.retry_after, fault.slow_s)
+                self.faults.append(fault.kind)
+            return fault
+
+    def _served(self) -> None:
+        with self._lock:
+            self.served += 1
+
+    def _next_id(self, prefix: str) -> str:
+        with self._lock:
+            n = self._ids[prefix] = self._ids.get(prefix, 0) + 1
+        return f"{prefix}_{n:04d}"
+
+
+def main() -> None:  # pragma: no cover - manual use
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Run the fake LLM server (echo handler).")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    with FakeLLMServer(port=args.port) as server:
+        print(f"OPENAI_BASE_URL={server.openai_base_url}", flush=True)
+        print(f"ANTHROPIC_BASE_URL={server.anthropic_base_url}", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

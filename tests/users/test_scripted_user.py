@@ -1,0 +1,91 @@
+"""The scripted user: progressive disclosure, no invention, confirmations, pushback."""
+
+import itertools
+
+import pytest
+
+from assay.core import Message, UserScenario
+from assay.users import STOP, TRANSFER, ScriptedUser, questions
+
+SCENARIO = UserScenario(
+    opening="Hi, something is wrong with an order of mine.",
+    goal="I'd like a refund for the headphones.",
+    known={"email": "lena.park@example.com", "order_id": "#W1234567", "zip": "02139", "name": "Lena Park"},
+    pushback=["But customer service already approved it!"],
+    follow_ups=["Also, can you tell me when it shipped?"],
+)
+ASKS = {
+    "email": "Could you give me your email address?",
+    "order_id": "What is the order id?",
+    "zip": "What is your zip code?",
+    "name": "May I have your full name?",
+}
+
+
+def converse(user: ScriptedUser, agent_lines: list[str]) -> list[str]:
+    conversation = [Message("user", user.next_message([]))]
+    for line in agent_lines:
+        conversation.append(Message("assistant", line))
+        conversation.append(Message("user", user.next_message(conversation)))
+    return [m.content for m in conversation if m.role == "user"]
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(ASKS)))
+def test_a_fact_never_appears_before_it_is_asked_for(order: tuple[str, ...]) -> None:
+    user = ScriptedUser(SCENARIO)
+    replies = converse(user, [ASKS[k] for k in order])
+    for i, key in enumerate(order):
+        value = str(SCENARIO.known[key])
+        # reply 0 is the opening; reply i+1 answers the i-th question
+        assert all(value not in r for r in replies[: i + 1]), f"{key} disclosed before it was asked"
+        assert value in replies[i + 1]
+
+
+def test_unknown_facts_get_i_dont_know_never_an_invention() -> None:
+    user = ScriptedUser(UserScenario(known={"email": "a@b.c"}))
+    reply = converse(user, ["What is the order id?"])[1]
+    assert reply == "I don't know my order id."
+    reply = converse(user, ["What is your phone number?"])[1]
+    assert "phone" not in reply or "don't know" in reply
+
+
+def test_email_or_name_and_zip_gives_one_identity() -> None:
+    both = ScriptedUser(SCENARIO)
+    reply = converse(both, ["Could you provide your email, or your name and zip code?"])[1]
+    assert reply == "My email is lena.park@example.com."
+    no_email = ScriptedUser(UserScenario(known={"name": "Lena Park", "zip": "02139"}))
+    reply = converse(no_email, ["Could you provide your email, or your name and zip code?"])[1]
+    assert reply == "My name is Lena Park. My zip code is 02139."
+
+
+def test_flow_goal_confirmation_pushback_followup_stop() -> None:
+    user = ScriptedUser(SCENARIO)
+    replies = converse(user, [
+        "Hello! How can I help you today?",
+        "I can refund order #W1234567 for $99. Shall I proceed (yes/no)?",
+        "I'm sorry, that order is outside the 7-day refund window.",
+        "I understand, but I still cannot refund it.",
+        "It shipped on May 2.",
+    ])
+    assert replies == [
+        SCENARIO.opening, SCENARIO.goal, "Yes, please go ahead.", SCENARIO.pushback[0],
+        SCENARIO.follow_ups[0], f"Thank you, that's all. {STOP}",
+    ]
+
+
+def test_declines_when_scenario_says_so_and_detects_transfer() -> None:
+    user = ScriptedUser(UserScenario(goal="Cancel it.", confirm=False))
+    assert converse(user, ["Shall I cancel order #W1?"])[1] == "No, please don't do that."
+    assert converse(user, ["I'm transferring you to a human agent."])[1] == TRANSFER
+
+
+def test_only_question_sentences_count_as_asks() -> None:
+    assert questions("I sent it to your email. What is your zip code?") == ["What is your zip code?"]
+    user = ScriptedUser(SCENARIO)
+    replies = converse(user, ["Hello! How can I help you today?", "A receipt went to your email."])
+    assert SCENARIO.known["email"] not in replies[-1]
+
+
+def test_deterministic() -> None:
+    lines = ["How can I help?", "What is your email?", "Done."]
+    assert converse(ScriptedUser(SCENARIO), lines) == converse(ScriptedUser(SCENARIO), lines)
