@@ -215,13 +215,12 @@ def main() -> None:
         sys.exit(130)
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(2)
-        raise
+    except Exception as exc:  # usage errors of the (click-based) parser: show, exit 2
+        show = getattr(exc, "show", None)
+        if show is None or not hasattr(exc, "exit_code"):
+            raise
+        show()
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,16 +44,18 @@ def server() -> Iterator[FakeLLMServer]:
 
 
 class Sleeps:
-    """An injectable async sleep that records the delays and does not wait."""
+    """An injectable async sleep that records the delays and does not wait, and the
+    matching clock (real monotonic time plus the time slept)."""
 
     def __init__(self) -> None:
         self.delays: list[float] = []
 
     async def __call__(self, seconds: float) -> None:
-        import asyncio
-
         self.delays.append(seconds)
         await asyncio.sleep(0)
+
+    def clock(self) -> float:
+        return time.monotonic() + sum(self.delays)
 
 
 @pytest.fixture

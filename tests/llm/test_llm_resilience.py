@@ -86,14 +86,14 @@ async def test_connection_refused_raises_model_unavailable(sleeps) -> None:
 
 
 async def test_client_errors_are_not_retried(server: FakeLLMServer, sleeps) -> None:
-    server.handler = lambda req: 1 / 0  # the fake answers 500 for a broken handler...
-    server.schedule(None)
-    # ...so use a real 4xx: an unknown route
-    model = get_model("openai:m", base_url=server.base_url + "/nope", sleep=sleeps)
-    with pytest.raises(ModelRequestRejected) as exc:
-        await model.complete(MSG, [], GenerateConfig())
-    assert exc.value.status_code == 404 and exc.value.attempts == 1
+    server.schedule("400")
+    meter = Meter()
+    with use_meter(meter), pytest.raises(ModelRequestRejected) as exc:
+        await fast_model(server, sleeps).complete(MSG, [], GenerateConfig())
+    assert exc.value.status_code == 400 and exc.value.attempts == 1
+    assert isinstance(exc.value, ModelUnavailable)
     assert sleeps.delays == [] and server.request_count == 1
+    assert meter.records[0].error is not None
 
 
 async def test_twenty_percent_transient_failures_all_succeed(sleeps) -> None:
@@ -157,7 +157,7 @@ async def test_token_bucket_waits_for_refill() -> None:
 
 
 async def test_rpm_limit_through_the_model(server: FakeLLMServer, sleeps) -> None:
-    model = fast_model(server, sleeps, rpm=2)
+    model = fast_model(server, sleeps, rpm=2, clock=sleeps.clock)
     for i in range(3):
         await model.complete([Message("user", str(i))], [], GenerateConfig())
     assert len(sleeps.delays) == 1 and 25 < sleeps.delays[0] <= 30  # waited for the 3rd slot

@@ -10,7 +10,7 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 from sklearn.metrics import confusion_matrix as sk_confusion_matrix
 
-from assay.stats import confusion_matrix, cohen_kappa, rank_average, raw_agreement, spearman_rho
+from assay.stats import cohen_kappa, confusion_matrix, rank_average, raw_agreement, spearman_rho
 
 RNG = np.random.default_rng(0)
 CASES = [

@@ -121,7 +121,7 @@ def test_pass_hat_k_per_task_with_cluster_bootstrap() -> None:
     ci = cluster_bootstrap_ci(groups, mean_pass_hat_3, n_resamples=1000, seed=3)
     assert ci.estimate == pytest.approx(mean_pass_hat_3(groups))
     assert ci.low < ci.estimate < ci.high
-    assert 0.0 <= ci.low and ci.high <= 1.0
+    assert ci.low >= 0.0 and ci.high <= 1.0
     again = cluster_bootstrap_ci(groups, mean_pass_hat_3, n_resamples=1000, seed=3)
     assert again == ci
 

@@ -18,8 +18,10 @@ P_SETS = [
 
 
 @pytest.mark.parametrize("p_values", P_SETS)
-@pytest.mark.parametrize(("ours", "theirs"), [("holm", "holm"), ("bonferroni", "bonferroni"),
-                                              ("bh", "fdr_bh"), ("fdr_bh", "fdr_bh")])
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [("holm", "holm"), ("bonferroni", "bonferroni"), ("bh", "fdr_bh"), ("fdr_bh", "fdr_bh")],
+)
 def test_matches_statsmodels(p_values: list[float], ours: str, theirs: str) -> None:
     expected = multipletests(p_values, method=theirs)[1]
     assert adjust_pvalues(p_values, ours) == pytest.approx(list(expected), abs=1e-14)

@@ -126,8 +126,9 @@ def test_restricted_mle_maximises_the_constrained_likelihood(
             + (n2 - x2) * math.log(max(1 - p2, eps))
         )
 
-    ref = minimize_scalar(nll, bounds=(max(0, -d), min(1, 1 - d)), method="bounded",
-                          options={"xatol": 1e-12}).x
+    ref = minimize_scalar(
+        nll, bounds=(max(0, -d), min(1, 1 - d)), method="bounded", options={"xatol": 1e-12}
+    ).x
     r1, r2 = _restricted_mle_unpaired(x1, n1, x2, n2, d)
     assert r2 == pytest.approx(ref, abs=1e-6)
     assert r1 - r2 == pytest.approx(d)
@@ -208,8 +209,7 @@ def test_noninferiority_paired_restricted_mle(n10: int, n01: int, n: int, margin
             + (n - n10 - n01) * math.log(max(1 - 2 * q - d, eps))
         )
 
-    q = minimize_scalar(nll, bounds=(-d, (1 - d) / 2), method="bounded",
-                        options={"xatol": 1e-13}).x
+    q = minimize_scalar(nll, bounds=(-d, (1 - d) / 2), method="bounded", options={"xatol": 1e-13}).x
     z = (n10 - n01 - n * d) / math.sqrt(n * (2 * q + d - d * d))
     assert noninferiority_paired(n10, n01, n, margin).statistic == pytest.approx(z, rel=1e-6)
 

@@ -25,8 +25,9 @@ def _simulate(n_models: int, n_battles: int, seed: int, tie_rate: float = 0.1) -
     return battles
 
 
-def _choix_ratings(battles: list, scale: float = 400, base: float = 10,
-                   init: float = 1000) -> dict[str, float]:
+def _choix_ratings(
+    battles: list, scale: float = 400, base: float = 10, init: float = 1000
+) -> dict[str, float]:
     names = sorted({m for a, b, _ in battles for m in (a, b)})
     index = {m: i for i, m in enumerate(names)}
     data = []

@@ -86,13 +86,14 @@ def test_ratings_over_time_weekly_cumulative() -> None:
     # drop week 3 entirely to check empty periods are carried over
     timed = [t for t in timed if not (date(2024, 1, 15) <= t[0].date() <= date(2024, 1, 21))]
     snaps = ratings_over_time(timed, "week", prior=0.1)
-    assert [s.period_end for s in snaps][:3] == [date(2024, 1, 7), date(2024, 1, 14),
-                                                 date(2024, 1, 21)]
+    assert [s.period_end for s in snaps][:3] == [
+        date(2024, 1, 7),
+        date(2024, 1, 14),
+        date(2024, 1, 21),
+    ]
     assert snaps[2].ratings == snaps[1].ratings and snaps[2].n_battles == snaps[1].n_battles
     assert snaps[-1].n_battles == len(timed)
-    assert snaps[-1].ratings == pytest.approx(
-        bradley_terry([t[1:] for t in timed], prior=0.1)
-    )
+    assert snaps[-1].ratings == pytest.approx(bradley_terry([t[1:] for t in timed], prior=0.1))
     assert [s.n_battles for s in snaps] == sorted(s.n_battles for s in snaps)
 
 
@@ -105,9 +106,7 @@ def test_ratings_over_time_elo_matches_online_and_sorts_by_time() -> None:
     snaps = ratings_over_time(rows, "month", "elo")
     assert [s.period_end for s in snaps] == [date(2024, 1, 31), date(2024, 2, 29)]
     assert snaps[0].ratings == elo_online([("b", "a", "a"), ("a", "c", "tie")])
-    assert snaps[1].ratings == elo_online(
-        [("b", "a", "a"), ("a", "c", "tie"), ("a", "b", "a")]
-    )
+    assert snaps[1].ratings == elo_online([("b", "a", "a"), ("a", "c", "tie"), ("a", "b", "a")])
 
 
 def test_ratings_over_time_errors() -> None:

@@ -18,7 +18,7 @@ either request format back into assay messages, so a scripted "brain" can be wri
 Faults: ``server.schedule("429", None, "500", ...)`` applies one fault per request in
 order (None = serve normally); ``fault_rate``/``fault_seed``/``fault_kinds`` inject faults
 at random (seeded); ``server.down = True`` answers every request with 503. Kinds: ``429``
-(with ``Retry-After``), ``500``, ``503``, ``slow`` (sleeps ``slow_s`` before answering, for
+(with ``Retry-After``), any other status code (``500``, ``503``, ``400``, ...), ``slow`` (sleeps ``slow_s`` before answering, for
 client timeouts) and ``drop`` (closes the connection without an answer). Counters:
 ``request_count`` (every HTTP request, faulted or not), ``served``, ``faults``, and
 ``requests`` (path + JSON of each) and ``headers`` (lower-cased, of each).
@@ -94,7 +94,7 @@ class Reply:
 
 @dataclass
 class Fault:
-    kind: str  # "429" | "500" | "503" | "slow" | "drop"
+    kind: str  # "429" | another status code ("500", "400", ...) | "slow" | "drop"
     retry_after: float | None = None
     slow_s: float | None = None
 
@@ -371,8 +371,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 headers["Retry-After"] = f"{fault.retry_after:g}"
             kind = "rate_limit_error" if api == "anthropic" else "rate_limit_exceeded"
             self._json(429, self._error_body(api, kind, "rate limited (fake)"), headers)
-        elif fault.kind in ("500", "503"):
-            self._json(int(fault.kind), self._error_body(api, "api_error", "server error (fake)"))
+        elif fault.kind.isdigit():
+            status = int(fault.kind)
+            kind = "api_error" if status >= 500 else "invalid_request_error"
+            self._json(status, self._error_body(api, kind, f"error {status} (fake)"))
         elif fault.kind == "drop":
             self.close_connection = True
             with contextlib.suppress(OSError):

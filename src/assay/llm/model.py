@@ -14,7 +14,7 @@ from assay.core.messages import Message, ToolSpec
 from .cache import ResponseCache
 from .cassette import Cassette, current_cassette
 from .errors import ModelRequestRejected, ModelUnavailable
-from .limits import Limiter, LimitSettings, shared_limiter
+from .limits import Clock, Limiter, LimitSettings, shared_limiter
 from .meter import CallRecord, CallSource, current_meter, current_role
 from .pricing import Pricing, PricingTable, default_pricing
 from .provider import Provider
@@ -50,6 +50,7 @@ class LLMModel:
         limits: LimitSettings | None = None,
         retry: RetryPolicy | None = None,
         limiter: Limiter | None = None,
+        clock: Clock | None = None,
     ):
         self.provider = provider
         self.cache = cache
@@ -58,6 +59,7 @@ class LLMModel:
         self.limits = limits or LimitSettings()
         self.retry = retry or RetryPolicy()
         self._limiter = limiter
+        self._clock: Clock = clock or time.monotonic
         if isinstance(pricing, Pricing):
             self.pricing: Pricing | None = pricing
         else:
@@ -77,7 +79,7 @@ class LLMModel:
     def _limiter_now(self) -> Limiter:
         if self._limiter is None:
             key = (self.provider.name, self.provider.endpoint, self.provider.model)
-            return shared_limiter(key, self.limits, sleep=self.retry.sleep)
+            return shared_limiter(key, self.limits, clock=self._clock, sleep=self.retry.sleep)
         return self._limiter
 
     def price(self, raw: RawResult) -> float | None:

@@ -48,6 +48,7 @@ _OPTIONS = {
     "jitter_seed": "seed of the backoff jitter RNG",
     "rng": "a random.Random for the backoff jitter",
     "sleep": "async sleep function (tests)",
+    "clock": "monotonic clock of the rate limiter (tests; goes with sleep)",
     "max_tokens_field": "openai: max_tokens or max_completion_tokens",
     "stream_usage": "openai: ask for usage in streams (default True)",
     "default_max_tokens": "anthropic: max_tokens when the config has none (default 4096)",
@@ -144,4 +145,5 @@ def get_model(spec: str, **options: Any) -> LLMModel:
         role=o.get("role"),
         limits=limits,
         retry=retry,
+        clock=o.get("clock"),
     )

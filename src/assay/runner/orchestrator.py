@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
+from ..agents.adapters import to_turn
 from ..agents.base import Agent, AgentContext
 from ..agents.specs import agent_factory
 from ..core.hashing import derive_seed
@@ -122,7 +123,7 @@ class _Conversation:
         while True:
             span = self.tracer.start("agent", "respond")
             try:
-                turn = await self.agent.respond(self.messages, self.tools)
+                turn = to_turn(await self.agent.respond(self.messages, self.tools))
             except Exception as exc:
                 self.tracer.end(span, repr(exc))
                 raise _classify(exc, "agent") from exc
@@ -131,12 +132,15 @@ class _Conversation:
                 self.messages.append(Message("assistant", turn.text))
                 self.turns += 1
                 return
-            self.messages.append(Message("assistant", turn.text, tool_calls=list(turn.tool_calls)))
-            for call in turn.tool_calls:
-                if self.tool_calls >= max_calls:
-                    raise _Stop("max_tool_calls")
+            allowed = turn.tool_calls[: max(0, max_calls - self.tool_calls)]
+            if len(allowed) < len(turn.tool_calls):
+                span.attributes["dropped_tool_calls"] = len(turn.tool_calls) - len(allowed)
+            self.messages.append(Message("assistant", turn.text, tool_calls=list(allowed)))
+            for call in allowed:
                 self.tool_calls += 1
                 self.messages.append(self.execute(call))
+            if len(allowed) < len(turn.tool_calls):
+                raise _Stop("max_tool_calls")
 
     async def run(self) -> None:
         max_turns = self.job.limits.max_turns
