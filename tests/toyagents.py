@@ -33,10 +33,15 @@ class DepositAgent:
             return AgentTurn("How can I help you today?")
         if account is None:
             return AgentTurn("What is your account id?")
-        call = AgentTurn(tool_calls=[ToolCall("c1", "deposit", {"account_id": account.group(1),
-                                                                   "amount": int(amount.group(1))})])
+        call = AgentTurn(
+            tool_calls=[
+                ToolCall("c1", "deposit", {"account_id": account.group(1), "amount": int(amount.group(1))})
+            ]
+        )
         if last.content.startswith("Yes"):
             return call
         if self.ctx.rng.random() < self.skip_confirm:
             return call
-        return AgentTurn(f"I will deposit {amount.group(1)} dollars into {account.group(1)}. Shall I proceed?")
+        return AgentTurn(
+            f"I will deposit {amount.group(1)} dollars into {account.group(1)}. Shall I proceed?"
+        )

@@ -51,16 +51,24 @@ def deposit_template(ctx: TemplateContext) -> dict:
     amount = ctx.rng.randint(1, 50)
     account = f"A{ctx.rng.randint(100, 999)}"
     return {
-        "records": {"accounts": [{"account_id": account, "owner": f"owner-{ctx.rng.randint(0, 9999)}", "balance": 0}]},
-        "user": {"opening": "Hi", "goal": f"Please deposit {amount} dollars.",
-                 "known": {"account_id": account, "amount": amount}},
+        "records": {
+            "accounts": [{"account_id": account, "owner": f"owner-{ctx.rng.randint(0, 9999)}", "balance": 0}]
+        },
+        "user": {
+            "opening": "Hi",
+            "goal": f"Please deposit {amount} dollars.",
+            "known": {"account_id": account, "amount": amount},
+        },
         "graders": [{"state": "gold"}, {"actions": {"required": ["deposit"], "confirm_before_write": True}}],
         "reference": {"actions": [{"name": "deposit", "args": {"account_id": account, "amount": amount}}]},
     }
 
 
 DOMAIN = ToolDomain(
-    name="toy", toolkit=Toolkit([get_balance, deposit]), generate=generate, policy="Be nice.",
+    name="toy",
+    toolkit=Toolkit([get_balance, deposit]),
+    generate=generate,
+    policy="Be nice.",
     templates={"deposit": deposit_template},
 )
 

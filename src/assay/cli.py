@@ -9,7 +9,7 @@ import asyncio
 import json
 import sys
 from collections import Counter
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -32,8 +32,13 @@ app = typer.Typer(
 out = Console()
 err = Console(stderr=True)
 
-StoreOpt = Annotated[Optional[str], typer.Option("--store", help="Store path or SQLAlchemy URL (default $ASSAY_STORE or .assay/assay.db).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (see docs/json-output.md).")]
+StoreOpt = Annotated[
+    str | None,
+    typer.Option("--store", help="Store path or SQLAlchemy URL (default $ASSAY_STORE or .assay/assay.db)."),
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON (see docs/json-output.md).")
+]
 
 
 def _print_json(data: Any) -> None:
@@ -42,17 +47,34 @@ def _print_json(data: Any) -> None:
 
 @app.command()
 def run(
-    suite: Annotated[Optional[str], typer.Argument(help="Suite folder, suite.yaml, or built-in name (retail).")] = None,
-    agent: Annotated[str, typer.Option("--agent", "-a", help="Agent spec: builtin:NAME, python:module:factory, ...")] = "builtin:retail-careful",
-    trials: Annotated[Optional[int], typer.Option("--trials", "-k", min=1, help="Trials per task (default: the suite's).")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Trials running at once.")] = 8,
-    seed: Annotated[int, typer.Option("--seed", help="Run seed: templated tasks and trial seeds derive from it.")] = 0,
+    suite: Annotated[
+        str | None, typer.Argument(help="Suite folder, suite.yaml, or built-in name (retail).")
+    ] = None,
+    agent: Annotated[
+        str, typer.Option("--agent", "-a", help="Agent spec: builtin:NAME, python:module:factory, ...")
+    ] = "builtin:retail-careful",
+    trials: Annotated[
+        int | None, typer.Option("--trials", "-k", min=1, help="Trials per task (default: the suite's).")
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-j", min=1, help="Trials running at once.")
+    ] = 8,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Run seed: templated tasks and trial seeds derive from it.")
+    ] = 0,
     user: Annotated[str, typer.Option("--user", help="User simulator spec (scripted, ...).")] = "scripted",
-    split: Annotated[Optional[str], typer.Option("--split", help="Only tasks of this split (regression, capability, holdout).")] = None,
-    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Only tasks with this capability tag (repeatable).")] = None,
-    task: Annotated[Optional[list[str]], typer.Option("--task", help="Only this task id (repeatable).")] = None,
-    run_id: Annotated[Optional[str], typer.Option("--run-id", help="Name the run (default: generated).")] = None,
-    resume: Annotated[Optional[str], typer.Option("--resume", help="Resume this run: only its missing trials run.")] = None,
+    split: Annotated[
+        str | None,
+        typer.Option("--split", help="Only tasks of this split (regression, capability, holdout)."),
+    ] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Only tasks with this capability tag (repeatable).")
+    ] = None,
+    task: Annotated[list[str] | None, typer.Option("--task", help="Only this task id (repeatable).")] = None,
+    run_id: Annotated[str | None, typer.Option("--run-id", help="Name the run (default: generated).")] = None,
+    resume: Annotated[
+        str | None, typer.Option("--resume", help="Resume this run: only its missing trials run.")
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -64,8 +86,13 @@ def run(
         raise AssayError("give a SUITE to run, or --resume RUN_ID")
     st = Store(store)
     progress = Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.fields[status]}"), console=err, disable=not err.is_terminal,
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[status]}"),
+        console=err,
+        disable=not err.is_terminal,
     )
     bar: dict[str, Any] = {}
     rewards: Counter[str] = Counter()
@@ -88,11 +115,24 @@ def run(
 
     try:
         with progress:
-            result = asyncio.run(run_async(
-                suite if suite is not None else "", agent, trials, concurrency, seed, st, user=user, split=split,
-                tags=tag or (), task_ids=task or (), run_id=run_id, resume=resume, progress=on_result,
-                on_start=remember,
-            ))
+            result = asyncio.run(
+                run_async(
+                    suite if suite is not None else "",
+                    agent,
+                    trials,
+                    concurrency,
+                    seed,
+                    st,
+                    user=user,
+                    split=split,
+                    tags=tag or (),
+                    task_ids=task or (),
+                    run_id=run_id,
+                    resume=resume,
+                    progress=on_result,
+                    on_start=remember,
+                )
+            )
     except KeyboardInterrupt:
         rid = started["info"].run_id if "info" in started else None
         err.print(f"[yellow]interrupted[/]; resume with: assay run --resume {rid}" if rid else "interrupted")
@@ -131,13 +171,26 @@ def validate(
     tasks = instantiate(suite, 0)
     strata = Counter(t.stratum for t in tasks)
     if as_json:
-        _print_json({"ok": True, "suite": suite.name, "version": suite.version, "hash": suite.hash,
-                     "tasks": len(tasks), "strata": dict(strata), "canary": suite.canary})
+        _print_json(
+            {
+                "ok": True,
+                "suite": suite.name,
+                "version": suite.version,
+                "hash": suite.hash,
+                "tasks": len(tasks),
+                "strata": dict(strata),
+                "canary": suite.canary,
+            }
+        )
         return
-    out.print(f"ok: suite {suite.name} v{suite.version} (hash {suite.hash}): {len(tasks)} tasks · "
-              + ", ".join(f"{k} {v}" for k, v in sorted(strata.items())))
+    out.print(
+        f"ok: suite {suite.name} v{suite.version} (hash {suite.hash}): {len(tasks)} tasks · "
+        + ", ".join(f"{k} {v}" for k, v in sorted(strata.items()))
+    )
     if not suite.canary:
-        err.print("[yellow]warning: no canary GUID; add `canary:` so leaked copies of the suite can be detected[/]")
+        err.print(
+            "[yellow]warning: no canary GUID; add `canary:` so leaked copies of the suite can be detected[/]"
+        )
 
 
 @app.command()
@@ -156,8 +209,12 @@ def runs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 @app.command()
 def show(
     run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`).")],
-    task: Annotated[Optional[str], typer.Option("--task", help="Show this task's trials and a transcript.")] = None,
-    trial: Annotated[Optional[int], typer.Option("--trial", help="Which trial's transcript (default: first failure).")] = None,
+    task: Annotated[
+        str | None, typer.Option("--task", help="Show this task's trials and a transcript.")
+    ] = None,
+    trial: Annotated[
+        int | None, typer.Option("--trial", help="Which trial's transcript (default: first failure).")
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -188,11 +245,15 @@ def show(
     if as_json:
         from pydantic import TypeAdapter
 
-        _print_json({
-            "trials": TypeAdapter(list[TrialResult]).dump_python(results, mode="json"),
-            "transcript": TypeAdapter(type(transcript)).dump_python(transcript, mode="json") if transcript else None,
-            "trial_index": chosen.trial_index,
-        })
+        _print_json(
+            {
+                "trials": TypeAdapter(list[TrialResult]).dump_python(results, mode="json"),
+                "transcript": TypeAdapter(type(transcript)).dump_python(transcript, mode="json")
+                if transcript
+                else None,
+                "trial_index": chosen.trial_index,
+            }
+        )
         return
     render_trials(results, out)
     render_transcript(chosen, transcript, out)

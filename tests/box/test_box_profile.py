@@ -40,9 +40,9 @@ def test_hash_is_stable_and_covers_scoring_content_only() -> None:
     profile = profile_from_yaml(GOOD)
     assert profile.hash == profile_from_yaml(GOOD).hash
     assert len(profile.hash) == 16
-    reordered = GOOD.replace(
-        "  cost_usd: {tau: 0.10, direction: lower, k: 2, weight: 1}\n", ""
-    ).replace("metrics:\n", "metrics:\n  cost_usd: {weight: 1, k: 2, direction: lower, tau: 0.1}\n")
+    reordered = GOOD.replace("  cost_usd: {tau: 0.10, direction: lower, k: 2, weight: 1}\n", "").replace(
+        "metrics:\n", "metrics:\n  cost_usd: {weight: 1, k: 2, direction: lower, tau: 0.1}\n"
+    )
     assert profile_from_yaml(reordered).hash == profile.hash
     reworded = GOOD.replace("humans redo the work", "people redo it").replace("UX", "user")
     assert profile_from_yaml(reworded).hash == profile.hash
@@ -88,14 +88,9 @@ metrics:
   accuracy: {tau: 0.8, direction: higher, k: 0, colour: red}
 """
     problems = _problems(text)
-    assert (
-        "box.yaml:6: metrics.latency_s: tau must be > 0 for a lower-is-better metric, got -5.0"
-        in problems
-    )
+    assert "box.yaml:6: metrics.latency_s: tau must be > 0 for a lower-is-better metric, got -5.0" in problems
     assert any(p.startswith("box.yaml:8: metrics.accuracy.k:") for p in problems)
-    assert any(
-        p.startswith("box.yaml:8: metrics.accuracy.colour:") and "Extra" in p for p in problems
-    )
+    assert any(p.startswith("box.yaml:8: metrics.accuracy.colour:") and "Extra" in p for p in problems)
 
 
 @pytest.mark.parametrize(
@@ -130,8 +125,6 @@ def test_missing_file_is_a_suite_error(tmp_path: Path) -> None:
 
 
 def test_profile_model_is_frozen() -> None:
-    profile = ScoringProfile(
-        name="p", version="1", metrics={"m": MetricSpec(tau=1.0, direction="lower")}
-    )
+    profile = ScoringProfile(name="p", version="1", metrics={"m": MetricSpec(tau=1.0, direction="lower")})
     with pytest.raises(ValueError):
-        profile.name = "q"  # type: ignore[misc]
+        profile.name = "q"

@@ -97,9 +97,7 @@ def test_rank_configs_orders_by_rms_loss() -> None:
     rng = np.random.default_rng(2)
     good, tasks = _config(rng, 30, 3, 9, 1, 0.05)
     bad, _ = _config(rng, 30, 3, 5, 3, 0.12)
-    ranked = rank_configs(
-        {"bad": bad, "good": good}, PROFILE, task_ids={"good": tasks}, n_resamples=300
-    )
+    ranked = rank_configs({"bad": bad, "good": good}, PROFILE, task_ids={"good": tasks}, n_resamples=300)
     assert [s.config for s in ranked] == ["good", "bad"]
     assert ranked[0].rms_loss < ranked[1].rms_loss
     assert ranked[0].n_tasks == 30 and ranked[1].n_tasks is None
@@ -109,7 +107,7 @@ def test_rank_configs_orders_by_rms_loss() -> None:
 
 
 def test_extra_metrics_are_ignored() -> None:
-    values = {**TWO_TRIALS, "tokens": [100, 200]}
+    values = {**TWO_TRIALS, "tokens": [100.0, 200.0]}
     assert trial_losses(values, PROFILE).tolist() == trial_losses(TWO_TRIALS, PROFILE).tolist()
 
 

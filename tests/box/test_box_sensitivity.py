@@ -29,9 +29,7 @@ def test_close_call_flips_and_is_reported() -> None:
     assert ("cost", "weight", 1.2) in flipped
     assert ("accuracy", "weight", 0.8) in flipped
     unchanged = next(
-        p
-        for p in report.perturbations
-        if (p.metric, p.parameter, p.factor) == ("cost", "weight", 0.8)
+        p for p in report.perturbations if (p.metric, p.parameter, p.factor) == ("cost", "weight", 0.8)
     )
     assert not unchanged.winner_changed and unchanged.ranking == ["pricey", "cheap"]
     # 2 metrics × 2 parameters × 2 directions

@@ -30,8 +30,14 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def assay(*args: str, check: bool = True, **extra: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "assay.cli", *args], capture_output=True, text=True,
-                          env=env(**extra), cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "assay.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env(**extra),
+        cwd=ROOT,
+        timeout=120,
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -59,7 +65,9 @@ def trial_keys(db: Path, run_id: str) -> list[tuple[str, int, int | None]]:
 
 def test_run_json_runs_and_show(suite_dir: Path, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    proc = assay("run", str(suite_dir), "--agent", AGENT, "-k", "2", "--run-id", "one", "--store", str(db), "--json")
+    proc = assay(
+        "run", str(suite_dir), "--agent", AGENT, "-k", "2", "--run-id", "one", "--store", str(db), "--json"
+    )
     summary = json.loads(proc.stdout)
     assert summary["schema"] == "assay.run-summary/1"
     assert summary["run"]["run_id"] == "one" and summary["run"]["completed_trials"] == 20
@@ -70,7 +78,9 @@ def test_run_json_runs_and_show(suite_dir: Path, tmp_path: Path) -> None:
     assert shown["overall"] == summary["overall"]
     text = assay("show", "one", "--task", "dep-1", "--store", str(db)).stdout
     assert "deposit(" in text and "accounts" in text and "pass" in text
-    detail = json.loads(assay("show", "one", "--task", "dep-1", "--trial", "1", "--store", str(db), "--json").stdout)
+    detail = json.loads(
+        assay("show", "one", "--task", "dep-1", "--trial", "1", "--store", str(db), "--json").stdout
+    )
     assert detail["trial_index"] == 1 and detail["transcript"]["messages"][0]["role"] == "user"
 
 
@@ -96,8 +106,13 @@ def test_sigkill_then_resume_gives_exactly_tasks_times_k(suite_dir: Path, tmp_pa
     for round_ in range(3):
         extra = ["--run-id", "victim"] if round_ == 0 else []
         cmd = [*args, *extra] if round_ == 0 else ["run", "--resume", "victim", "-j", "2", "--store", str(db)]
-        child = subprocess.Popen([sys.executable, "-m", "assay.cli", *cmd], env=env(TOY_AGENT_DELAY="0.03"),
-                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "assay.cli", *cmd],
+            env=env(TOY_AGENT_DELAY="0.03"),
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         target = 4 + 6 * round_
         deadline = time.time() + 60
         while len(trial_keys(db, "victim")) < target and time.time() < deadline and child.poll() is None:
@@ -112,5 +127,18 @@ def test_sigkill_then_resume_gives_exactly_tasks_times_k(suite_dir: Path, tmp_pa
     assay("run", "--resume", "victim", "--store", str(db))
     final = trial_keys(db, "victim")
     assert len(final) == 30 == len({(t, i) for t, i, _ in final})
-    assay("run", str(suite_dir), "--agent", AGENT, "-k", "3", "--seed", "11", "--run-id", "clean", "--store", str(db))
+    assay(
+        "run",
+        str(suite_dir),
+        "--agent",
+        AGENT,
+        "-k",
+        "3",
+        "--seed",
+        "11",
+        "--run-id",
+        "clean",
+        "--store",
+        str(db),
+    )
     assert final == trial_keys(db, "clean")

@@ -1,9 +1,9 @@
 from datetime import datetime
 
 import pytest
+from tests.toydomain import DOMAIN, deposit, generate
 
 from assay.envs import Database, InvalidToolCall, ToolError, diff, state_hash
-from tests.toydomain import DOMAIN, deposit, generate
 
 
 def test_schema_from_hints_and_docstring() -> None:
@@ -11,7 +11,8 @@ def test_schema_from_hints_and_docstring() -> None:
     assert spec.name == "deposit" and spec.write
     assert spec.description == "Deposit money into an account."
     assert spec.parameters["properties"]["amount"] == {
-        "type": "number", "description": "Dollars to deposit; must be positive."
+        "type": "number",
+        "description": "Dollars to deposit; must be positive.",
     }
     assert spec.parameters["required"] == ["account_id", "amount"]
     assert spec.parameters["additionalProperties"] is False
@@ -37,7 +38,9 @@ def test_bad_arguments_explain_themselves(args: dict, message: str) -> None:
 def test_unknown_tool_lists_available_ones() -> None:
     env = DOMAIN.environment(_task(), datetime(2025, 1, 1))
     env.reset(0)
-    with pytest.raises(InvalidToolCall, match="unknown tool 'withdraw'; available tools: deposit, get_balance"):
+    with pytest.raises(
+        InvalidToolCall, match="unknown tool 'withdraw'; available tools: deposit, get_balance"
+    ):
         env.call("withdraw", {})
 
 

@@ -1,13 +1,14 @@
 """Each rule grader on hand-built transcripts: a passing and a failing case per rule."""
 
+import contextlib
 from datetime import datetime
 
 import pytest
+from tests.toydomain import DOMAIN
 
 from assay.core import GraderSpec, InitialState, Message, Outcome, Reference, Task, ToolCall, Transcript
-from assay.graders import build_grader, confirmation_violations, normalize_text, process_metrics
 from assay.core.transcript import Span
-from tests.toydomain import DOMAIN
+from assay.graders import build_grader, confirmation_violations, normalize_text, process_metrics
 
 NOW = datetime(2025, 1, 1)
 
@@ -16,9 +17,15 @@ def task(**kw) -> Task:
     base = {
         "id": "t",
         "as_of": NOW,
-        "initial_state": InitialState(seed=0, records={"accounts": [{"account_id": "X", "owner": "x", "balance": 0}]}),
-        "reference": Reference(actions=[{"name": "get_balance", "args": {"account_id": "X"}},
-                                        {"name": "deposit", "args": {"account_id": "X", "amount": 10}}]),
+        "initial_state": InitialState(
+            seed=0, records={"accounts": [{"account_id": "X", "owner": "x", "balance": 0}]}
+        ),
+        "reference": Reference(
+            actions=[
+                {"name": "get_balance", "args": {"account_id": "X"}},
+                {"name": "deposit", "args": {"account_id": "X", "amount": 10}},
+            ]
+        ),
     }
     return Task(**{**base, **kw})
 
@@ -35,10 +42,8 @@ def run_env(t: Task, calls: list[ToolCall]) -> Outcome:
     env = DOMAIN.environment(t, NOW)
     env.reset(t.initial_state.seed)
     for c in calls:
-        try:
+        with contextlib.suppress(Exception):
             env.call(c.name, c.arguments)
-        except Exception:
-            pass
     return Outcome("user_stop", final_state=env.snapshot())
 
 
@@ -71,11 +76,36 @@ def test_state_gold_pass_and_fail() -> None:
 def test_state_assertions() -> None:
     t = task()
     out = run_env(t, [call("deposit", account_id="X", amount=10)])
-    ok = grade({"state": {"gold": False, "assert": [{"table": "accounts", "key": "X", "field": "balance", "equals": 10}]}}, t, transcript(), out)
+    ok = grade(
+        {
+            "state": {
+                "gold": False,
+                "assert": [{"table": "accounts", "key": "X", "field": "balance", "equals": 10}],
+            }
+        },
+        t,
+        transcript(),
+        out,
+    )
     assert ok.passed
-    ko = grade({"state": {"gold": False, "assert": [{"table": "accounts", "key": "X", "field": "balance", "equals": 11}]}}, t, transcript(), out)
+    ko = grade(
+        {
+            "state": {
+                "gold": False,
+                "assert": [{"table": "accounts", "key": "X", "field": "balance", "equals": 11}],
+            }
+        },
+        t,
+        transcript(),
+        out,
+    )
     assert not ko.passed and "expected 11" in ko.reason
-    gone = grade({"state": {"gold": False, "assert": [{"table": "accounts", "key": "Q", "exists": True}]}}, t, transcript(), out)
+    gone = grade(
+        {"state": {"gold": False, "assert": [{"table": "accounts", "key": "Q", "exists": True}]}},
+        t,
+        transcript(),
+        out,
+    )
     assert not gone.passed and "does not exist" in gone.reason
 
 
@@ -101,8 +131,17 @@ def test_actions_required_forbidden_order_confirmation() -> None:
     t = task()
     tr = transcript(*CONFIRMED)
     out = Outcome("user_stop")
-    assert grade({"actions": {"required": [{"name": "deposit", "args": {"amount": 10.0}}],
-                              "confirm_before_write": True}}, t, tr, out).passed
+    assert grade(
+        {
+            "actions": {
+                "required": [{"name": "deposit", "args": {"amount": 10.0}}],
+                "confirm_before_write": True,
+            }
+        },
+        t,
+        tr,
+        out,
+    ).passed
     wrong_args = grade({"actions": {"required": [{"name": "deposit", "args": {"amount": 11}}]}}, t, tr, out)
     assert not wrong_args.passed and "required action not done" in wrong_args.reason
     forbidden = grade({"actions": {"forbidden": ["deposit"]}}, t, tr, out)
@@ -166,19 +205,30 @@ def test_process_metrics() -> None:
     tr = Transcript(
         [
             Message("user", "hi"),
-            Message("assistant", "", tool_calls=[call("get_balance", "1", account_id="X"),
-                                                 call("get_balance", "2", account_id="X"),
-                                                 call("nope", "3")]),
+            Message(
+                "assistant",
+                "",
+                tool_calls=[
+                    call("get_balance", "1", account_id="X"),
+                    call("get_balance", "2", account_id="X"),
+                    call("nope", "3"),
+                ],
+            ),
             Message("tool", "ok", tool_call_id="1"),
             Message("tool", "ok", tool_call_id="2"),
             Message("tool", "Error: unknown tool", tool_call_id="3", error=True),
             Message("assistant", "done"),
         ],
-        [Span(1, "tool", "get_balance", 0.0), Span(2, "tool", "get_balance", 0.0),
-         Span(3, "tool", "nope", 0.0, attributes={"error": "invalid"})],
+        [
+            Span(1, "tool", "get_balance", 0.0),
+            Span(2, "tool", "get_balance", 0.0),
+            Span(3, "tool", "nope", 0.0, attributes={"error": "invalid"}),
+        ],
     )
     m = process_metrics(task(), tr)
     assert m["tool_calls"] == 3 and m["redundant_calls"] == 1 and m["invalid_calls"] == 1
-    assert m["tool_precision"] == pytest.approx(1 / 2)  # used {get_balance, nope}, necessary {get_balance, deposit}
+    assert m["tool_precision"] == pytest.approx(
+        1 / 2
+    )  # used {get_balance, nope}, necessary {get_balance, deposit}
     assert m["tool_recall"] == pytest.approx(1 / 2)
     assert m["turns"] == 2

@@ -3,20 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-# `tests.support` must be importable: the repo root on sys.path (redundant once pytest's
-# `pythonpath = ["."]` is configured).
-_ROOT = str(Path(__file__).resolve().parents[2])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from tests.support.fake_llm_server import FakeLLMServer  # noqa: E402
+from tests.support.fake_llm_server import FakeLLMServer
 
 _ENV = (
     "OPENAI_BASE_URL",

@@ -6,6 +6,7 @@ import logging
 from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
+from tests.support.fake_llm_server import FakeLLMServer, FakeUsage, Reply, sequence
 
 from assay.core.messages import Message
 from assay.errors import SpecError
@@ -21,7 +22,6 @@ from assay.llm import (
     get_model,
     use_meter,
 )
-from tests.support.fake_llm_server import FakeLLMServer, FakeUsage, Reply, sequence
 
 SONNET = Pricing(input_per_mtok=3.0, output_per_mtok=15.0, cache_read_per_mtok=0.30)
 TABLE_6_4 = [  # (input incl. cached, output, cached)
@@ -173,7 +173,9 @@ def test_pricing_table_lookup_and_overrides(
     assert table.find("gpt-4o-mini") != table.find("gpt-4o")
     assert table.find("gpt-4o-unknown-variant") is None
     user = tmp_path / "prices.yaml"
-    user.write_text("models:\n  my-local:\n    input: 0\n    output: 0\n  gpt-4o:\n    input: 1\n    output: 2\n")
+    user.write_text(
+        "models:\n  my-local:\n    input: 0\n    output: 0\n  gpt-4o:\n    input: 1\n    output: 2\n"
+    )
     monkeypatch.setenv("ASSAY_PRICING", str(user))
     loaded = PricingTable.load()
     assert loaded.find("my-local") == Pricing(0.0, 0.0)

@@ -6,12 +6,12 @@ import json
 from typing import Any
 
 import pytest
+from tests.support.fake_llm_server import FakeLLMServer, FakeToolCall, FakeUsage, Reply, to_messages
 
 from assay.core.messages import Message, ToolCall, ToolSpec
 from assay.llm import GenerateConfig, Usage, get_model
 from assay.llm.anthropic_provider import to_anthropic_messages
 from assay.llm.openai_provider import to_openai_messages
-from tests.support.fake_llm_server import FakeLLMServer, FakeToolCall, FakeUsage, Reply, to_messages
 
 TOOLS = [
     ToolSpec(
@@ -60,8 +60,15 @@ def test_anthropic_wire_format() -> None:
         "type": "image",
         "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
     }
-    assert wire[1]["content"][1] == {"type": "tool_use", "id": "c1", "name": "get_order", "input": {"order_id": "A1"}}
-    assert wire[2]["content"] == [{"type": "tool_result", "tool_use_id": "c1", "content": "order A1: shipped"}]
+    assert wire[1]["content"][1] == {
+        "type": "tool_use",
+        "id": "c1",
+        "name": "get_order",
+        "input": {"order_id": "A1"},
+    }
+    assert wire[2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "c1", "content": "order A1: shipped"}
+    ]
     # the error tool result and the next user text merge into one user turn
     assert wire[4]["content"][0]["is_error"] is True
     assert wire[4]["content"][1] == {"type": "text", "text": "Thanks."}
@@ -90,7 +97,7 @@ async def test_round_trip_text_tools_usage(server: FakeLLMServer, provider: str,
     assert msg.role == "assistant" and msg.tool_calls[0].arguments == {"order_id": "C3"}
 
     # what went over the wire
-    (path, body), = server.requests
+    ((path, body),) = server.requests
     if provider == "openai":
         assert path == "/v1/chat/completions"
         assert body["seed"] == 7 and body["temperature"] == 0.2 and body["max_tokens"] == 300
@@ -129,7 +136,9 @@ async def test_streaming_measures_time_to_first_token(server: FakeLLMServer, pro
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("stream", [False, True])
-async def test_malformed_tool_call_json_is_surfaced(server: FakeLLMServer, provider: str, stream: bool) -> None:
+async def test_malformed_tool_call_json_is_surfaced(
+    server: FakeLLMServer, provider: str, stream: bool
+) -> None:
     raw = '{"order_id": "A1",'
     server.handler = lambda req: Reply(
         tool_calls=[FakeToolCall("get_order", raw), FakeToolCall("get_order", {"order_id": "ok"})]

@@ -7,6 +7,7 @@ import random
 import threading
 
 import pytest
+from tests.support.fake_llm_server import FakeLLMServer, Fault, Reply
 
 from assay.core.messages import Message
 from assay.errors import HarnessError
@@ -21,7 +22,6 @@ from assay.llm import (
     parse_retry_after,
     use_meter,
 )
-from tests.support.fake_llm_server import FakeLLMServer, Fault, Reply
 
 MSG = [Message("user", "hello")]
 
@@ -133,9 +133,7 @@ async def test_concurrency_limit(server: FakeLLMServer) -> None:
 
     server.handler = handler
     model = get_model("openai:m", base_url=server.openai_base_url, max_concurrency=2)
-    await asyncio.gather(
-        *(model.complete([Message("user", str(i))], [], GenerateConfig()) for i in range(6))
-    )
+    await asyncio.gather(*(model.complete([Message("user", str(i))], [], GenerateConfig()) for i in range(6)))
     assert state["peak"] == 2
 
 

@@ -129,8 +129,12 @@ class Sleeper:
 
 
 def job(agent: str, **limits) -> TrialJob:
-    task = Task(id="t", user=UserScenario(opening="hi", goal="deposit 5"), initial_state=InitialState(seed=0),
-                graders=[{"state": "gold"}])
+    task = Task(
+        id="t",
+        user=UserScenario(opening="hi", goal="deposit 5"),
+        initial_state=InitialState(seed=0),
+        graders=[{"state": "gold"}],
+    )
     return TrialJob("r", task, Trial("t", 0, 1), Limits(**limits), Config(agent=agent), domain="toy")
 
 

@@ -13,7 +13,7 @@ from sklearn.metrics import confusion_matrix as sk_confusion_matrix
 from assay.stats import cohen_kappa, confusion_matrix, rank_average, raw_agreement, spearman_rho
 
 RNG = np.random.default_rng(0)
-CASES = [
+CASES: list[tuple[list, list]] = [
     (["pass", "fail", "pass", "pass", "fail"], ["pass", "fail", "fail", "pass", "pass"]),
     ([1, 2, 3, 4, 5, 1, 2, 3], [1, 3, 3, 5, 4, 2, 2, 1]),
     (list(RNG.integers(0, 5, 200)), list(RNG.integers(0, 5, 200))),

@@ -40,9 +40,7 @@ def test_string_task_ids_and_hand_value() -> None:
 
 def test_singleton_clusters_reduce_to_iid_se() -> None:
     y = np.array([0.1, 0.4, 0.35, 0.8, 0.9, 0.2])
-    assert clustered_se(y, np.arange(y.size)) == pytest.approx(
-        y.std(ddof=1) / np.sqrt(y.size), rel=1e-12
-    )
+    assert clustered_se(y, np.arange(y.size)) == pytest.approx(y.std(ddof=1) / np.sqrt(y.size), rel=1e-12)
 
 
 def test_clustering_widens_the_se_when_tasks_are_correlated() -> None:

@@ -10,9 +10,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from assay.stats import mcnemar_exact, paired_mean_difference, sign_flip_test
 
 
-@pytest.mark.parametrize(
-    ("b", "c"), [(0, 1), (1, 0), (3, 3), (10, 2), (2, 10), (0, 12), (25, 14), (40, 60)]
-)
+@pytest.mark.parametrize(("b", "c"), [(0, 1), (1, 0), (3, 3), (10, 2), (2, 10), (0, 12), (25, 14), (40, 60)])
 def test_mcnemar_matches_scipy_and_statsmodels(b: int, c: int) -> None:
     p = mcnemar_exact(b, c)
     assert p == pytest.approx(stats.binomtest(b, b + c, 0.5).pvalue, rel=1e-12)
@@ -80,9 +78,7 @@ def test_sign_flip_hand_value() -> None:
     # 4 positive differences, no zeros: only the all-plus and all-minus flips are as
     # extreme, so two-sided p = 2/16
     assert sign_flip_test([1.0, 2.0, 1.0, 3.0]).p_value == pytest.approx(2 / 16)
-    assert sign_flip_test([1.0, 2.0, 1.0, 3.0], alternative="greater").p_value == pytest.approx(
-        1 / 16
-    )
+    assert sign_flip_test([1.0, 2.0, 1.0, 3.0], alternative="greater").p_value == pytest.approx(1 / 16)
     assert sign_flip_test([0.0, 0.0]).p_value == 1.0
 
 

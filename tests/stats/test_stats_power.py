@@ -30,12 +30,8 @@ def test_two_proportions_seed_number() -> None:
     ("p1", "p2", "alpha", "power"),
     [(0.75, 0.70, 0.05, 0.8), (0.5, 0.6, 0.05, 0.9), (0.1, 0.05, 0.01, 0.8), (0.9, 0.7, 0.1, 0.8)],
 )
-def test_two_proportions_matches_statsmodels(
-    p1: float, p2: float, alpha: float, power: float
-) -> None:
-    n_ref = samplesize_proportions_2indep_onetail(
-        p1 - p2, p2, power, alpha=alpha, alternative="two-sided"
-    )
+def test_two_proportions_matches_statsmodels(p1: float, p2: float, alpha: float, power: float) -> None:
+    n_ref = samplesize_proportions_2indep_onetail(p1 - p2, p2, power, alpha=alpha, alternative="two-sided")
     assert sample_size_two_proportions(p1, p2, alpha, power) == math.ceil(n_ref)
 
 

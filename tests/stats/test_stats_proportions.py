@@ -87,7 +87,8 @@ def test_paired_newcombe_coverage() -> None:
     runs = 1000
     for _ in range(runs):
         table = rng.multinomial(60, probs)
-        ci = diff_proportions_paired(*map(int, table))
+        n11, n10, n01, n00 = (int(v) for v in table)
+        ci = diff_proportions_paired(n11, n10, n01, n00)
         covered += ci.low <= 0.10 <= ci.high
     assert covered / runs >= 0.92
 

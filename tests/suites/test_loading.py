@@ -64,17 +64,22 @@ def test_templates_change_with_seed_and_repeat_with_same_seed(tmp_path: Path) ->
 def test_hash_is_content_identity(tmp_path: Path) -> None:
     one = load_suite(write(tmp_path / "a", {"suite.yaml": GOOD})).hash
     same = load_suite(write(tmp_path / "b", {"suite.yaml": GOOD})).hash
-    other = load_suite(write(tmp_path / "c", {"suite.yaml": GOOD.replace("instances: 3", "instances: 2")})).hash
+    other = load_suite(
+        write(tmp_path / "c", {"suite.yaml": GOOD.replace("instances: 3", "instances: 2")})
+    ).hash
     assert one == same != other
 
 
 def test_task_files_yaml_json_jsonl(tmp_path: Path) -> None:
-    root = write(tmp_path, {
-        "suite.yaml": "name: files\ndomain: toy\n",
-        "tasks/a.yaml": "- id: a1\n  user: {opening: hi}\n- id: a2\n",
-        "tasks/b.json": json.dumps({"tasks": [{"id": "b1"}]}),
-        "tasks/c.jsonl": '{"id": "c1"}\n\n{"id": "c2", "stratum": "adversarial"}\n',
-    })
+    root = write(
+        tmp_path,
+        {
+            "suite.yaml": "name: files\ndomain: toy\n",
+            "tasks/a.yaml": "- id: a1\n  user: {opening: hi}\n- id: a2\n",
+            "tasks/b.json": json.dumps({"tasks": [{"id": "b1"}]}),
+            "tasks/c.jsonl": '{"id": "c1"}\n\n{"id": "c2", "stratum": "adversarial"}\n',
+        },
+    )
     suite = load_suite(root)
     assert [t.id for t in suite.tasks] == ["a1", "a2", "b1", "c1", "c2"]
     assert suite.task("c2").stratum == "adversarial"
@@ -108,18 +113,21 @@ def test_validate_reports_every_problem_located(tmp_path: Path) -> None:
     lines = [str(p) for p in exc.value.problems]
     suite_file, task_file = root / "suite.yaml", root / "tasks/more.yaml"
     assert f"{suite_file}:6: tasks[1].colour: unknown field" in lines
-    assert any(l.startswith(f"{suite_file}:8: tasks[2].difficulty: ") for l in lines)
-    assert any(l.startswith(f"{task_file}:4: ") and "YAML syntax error" in l for l in lines)
-    bad_tool = [l for l in lines if "withdraw" in l]
+    assert any(line.startswith(f"{suite_file}:8: tasks[2].difficulty: ") for line in lines)
+    assert any(line.startswith(f"{task_file}:4: ") and "YAML syntax error" in line for line in lines)
+    bad_tool = [line for line in lines if "withdraw" in line]
     assert len(bad_tool) == 1
-    assert bad_tool[0].startswith(f"{suite_file}:12: tasks[3].graders[0].actions.required[1]: unknown tool 'withdraw'")
+    assert bad_tool[0].startswith(
+        f"{suite_file}:12: tasks[3].graders[0].actions.required[1]: unknown tool 'withdraw'"
+    )
     assert len(lines) == 4
 
 
 def test_validate_cli_prints_one_line_per_problem_and_exits_2(tmp_path: Path) -> None:
     root = write(tmp_path, {"suite.yaml": BAD_SUITE, "tasks/more.yaml": BAD_TASKS})
-    proc = subprocess.run([sys.executable, "-m", "assay.cli", "validate", str(root)],
-                          capture_output=True, text=True, env=_env())
+    proc = subprocess.run(
+        [sys.executable, "-m", "assay.cli", "validate", str(root)], capture_output=True, text=True, env=_env()
+    )
     assert proc.returncode == 2
     out = proc.stdout.strip().splitlines()
     assert len(out) == 4 and all(line.startswith(str(root)) for line in out)
@@ -130,20 +138,28 @@ def _env() -> dict[str, str]:
     import os
 
     # the toy domain comes from the tests package: make it importable in the child
-    return {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2]),
-            "ASSAY_PLUGINS": "tests.toydomain"}
+    return {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2]), "ASSAY_PLUGINS": "tests.toydomain"}
 
 
 @pytest.mark.parametrize(
     ("files", "expected"),
     [
         ({"suite.yaml": "name: x\ndomain: nowhere\n"}, "domain: unknown domain 'nowhere'"),
-        ({"suite.yaml": "name: x\ndomain: toy\ntasks:\n  - {id: a, template: nope}\n"}, "tasks[0].template: unknown template 'nope'"),
+        (
+            {"suite.yaml": "name: x\ndomain: toy\ntasks:\n  - {id: a, template: nope}\n"},
+            "tasks[0].template: unknown template 'nope'",
+        ),
         ({"suite.yaml": "name: x\ntasks:\n  - {id: a}\n  - {id: a}\n"}, "duplicate task id 'a'"),
-        ({"suite.yaml": "name: x\ntasks:\n  - {id: a, graders: [{vibes: 1}]}\n"}, "unknown grader kind 'vibes'"),
+        (
+            {"suite.yaml": "name: x\ntasks:\n  - {id: a, graders: [{vibes: 1}]}\n"},
+            "unknown grader kind 'vibes'",
+        ),
         ({"suite.yaml": "- just a list\n"}, "must be a mapping"),
         ({"suite.yaml": "name: x\nname: y\n"}, "duplicate key"),
-        ({"suite.yaml": "name: x\ntasks:\n  - {id: a, graders: [{text: {exact: a, regex: b}}]}\n"}, "choose one of exact"),
+        (
+            {"suite.yaml": "name: x\ntasks:\n  - {id: a, graders: [{text: {exact: a, regex: b}}]}\n"},
+            "choose one of exact",
+        ),
     ],
 )
 def test_other_problems(tmp_path: Path, files: dict[str, str], expected: str) -> None:

@@ -18,10 +18,11 @@ either request format back into assay messages, so a scripted "brain" can be wri
 Faults: ``server.schedule("429", None, "500", ...)`` applies one fault per request in
 order (None = serve normally); ``fault_rate``/``fault_seed``/``fault_kinds`` inject faults
 at random (seeded); ``server.down = True`` answers every request with 503. Kinds: ``429``
-(with ``Retry-After``), any other status code (``500``, ``503``, ``400``, ...), ``slow`` (sleeps ``slow_s`` before answering, for
-client timeouts) and ``drop`` (closes the connection without an answer). Counters:
-``request_count`` (every HTTP request, faulted or not), ``served``, ``faults``, and
-``requests`` (path + JSON of each) and ``headers`` (lower-cased, of each).
+(with ``Retry-After``), any other status code (``500``, ``503``, ``400``, ...), ``slow``
+(sleeps ``slow_s`` before answering, for client timeouts) and ``drop`` (closes the
+connection without an answer). Counters: ``request_count`` (every HTTP request, faulted or
+not), ``served``, ``faults``, ``requests`` (path + JSON of each) and ``headers``
+(lower-cased, of each).
 
 Run standalone (an echo server for manual tries): ``python tests/support/fake_llm_server.py``.
 """
@@ -128,9 +129,7 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(
-            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
-        )
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
     return ""
 
 
@@ -209,9 +208,7 @@ def _args_text(call: FakeToolCall) -> str:
 
 
 def _auto_usage(request: dict[str, Any], reply: Reply) -> FakeUsage:
-    prompt = len(json.dumps(request.get("messages", []))) + len(
-        json.dumps(request.get("tools", []))
-    )
+    prompt = len(json.dumps(request.get("messages", []))) + len(json.dumps(request.get("tools", [])))
     out = len(reply.text) + sum(len(_args_text(c)) + len(c.name) for c in reply.tool_calls)
     return FakeUsage(input_tokens=prompt // 4 + 1, output_tokens=out // 4 + 1)
 
@@ -262,8 +259,7 @@ def _coerce(result: Reply | str | dict[str, Any]) -> Reply:
     if isinstance(result, dict):
         data = dict(result)
         data["tool_calls"] = [
-            c if isinstance(c, FakeToolCall) else FakeToolCall(**c)
-            for c in data.get("tool_calls", [])
+            c if isinstance(c, FakeToolCall) else FakeToolCall(**c) for c in data.get("tool_calls", [])
         ]
         return Reply(**data)
     raise TypeError(f"handler returned {type(result).__name__}, expected Reply, str or dict")
@@ -452,9 +448,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self._sse(chunk({"tool_calls": [head]}))
             for piece in _pieces(_args_text(c), reply.chunks):
                 self._pause(reply.chunk_delay_s)
-                self._sse(
-                    chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-                )
+                self._sse(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
         self._sse(chunk({}, finish))
         if usage is not None and (req.get("stream_options") or {}).get("include_usage"):
             final = chunk({})

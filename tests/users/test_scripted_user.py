@@ -60,16 +60,23 @@ def test_email_or_name_and_zip_gives_one_identity() -> None:
 
 def test_flow_goal_confirmation_pushback_followup_stop() -> None:
     user = ScriptedUser(SCENARIO)
-    replies = converse(user, [
-        "Hello! How can I help you today?",
-        "I can refund order #W1234567 for $99. Shall I proceed (yes/no)?",
-        "I'm sorry, that order is outside the 7-day refund window.",
-        "I understand, but I still cannot refund it.",
-        "It shipped on May 2.",
-    ])
+    replies = converse(
+        user,
+        [
+            "Hello! How can I help you today?",
+            "I can refund order #W1234567 for $99. Shall I proceed (yes/no)?",
+            "I'm sorry, that order is outside the 7-day refund window.",
+            "I understand, but I still cannot refund it.",
+            "It shipped on May 2.",
+        ],
+    )
     assert replies == [
-        SCENARIO.opening, SCENARIO.goal, "Yes, please go ahead.", SCENARIO.pushback[0],
-        SCENARIO.follow_ups[0], f"Thank you, that's all. {STOP}",
+        SCENARIO.opening,
+        SCENARIO.goal,
+        "Yes, please go ahead.",
+        SCENARIO.pushback[0],
+        SCENARIO.follow_ups[0],
+        f"Thank you, that's all. {STOP}",
     ]
 
 

@@ -29,11 +29,12 @@ PREFIXES: dict[str, Any] = {}
 def _as_agent(obj: Any, ctx: AgentContext, spec: str) -> Agent:
     """Build an Agent from a factory/class/function found for ``spec``."""
     if hasattr(obj, "respond") and not inspect.isclass(obj):
-        return obj  # type: ignore[no-any-return]
+        return obj
     if inspect.isclass(obj):
-        made = obj(ctx) if _accepts_arg(obj.__init__, skip_self=True) else obj()
+        cls: Any = obj
+        made = cls(ctx) if _accepts_arg(cls.__init__, skip_self=True) else cls()
         if hasattr(made, "respond"):
-            return made  # type: ignore[no-any-return]
+            return made
         raise SpecError(f"{spec}: {obj.__name__} has no respond(conversation, tools) method")
     if callable(obj):
         params = list(inspect.signature(obj).parameters.values())
@@ -64,7 +65,9 @@ def agent_factory(spec: str) -> AgentFactory:
     """
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
-        raise SpecError(f"agent spec {spec!r} must look like builtin:NAME, python:module:factory or openai:MODEL")
+        raise SpecError(
+            f"agent spec {spec!r} must look like builtin:NAME, python:module:factory or openai:MODEL"
+        )
     if kind == "builtin":
         try:
             obj = AGENTS.get(rest)
@@ -80,6 +83,6 @@ def agent_factory(spec: str) -> AgentFactory:
             raise SpecError(f"agent spec {spec!r}: cannot import {rest} ({exc})") from None
         return lambda ctx: _as_agent(obj, ctx, spec)
     if kind in PREFIXES:
-        return PREFIXES[kind](rest)  # type: ignore[no-any-return]
+        return PREFIXES[kind](rest)
     known = ", ".join(["builtin", "python", *sorted(PREFIXES)])
     raise SpecError(f"agent spec {spec!r}: unknown kind {kind!r}; known kinds: {known}")

@@ -126,11 +126,7 @@ def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
                 if str(key_node.value) == str(part):
                     child = value_node
                     break
-        elif (
-            isinstance(node, yaml.SequenceNode)
-            and isinstance(part, int)
-            and 0 <= part < len(node.value)
-        ):
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
             child = node.value[part]
         if child is None:
             return line
@@ -154,9 +150,7 @@ def profile_from_yaml(text: str, file: str = "<profile>") -> ScoringProfile:
         reason = getattr(exc, "problem", None) or str(exc)
         raise SuiteError([Problem(file, line, "", f"invalid YAML: {reason}")]) from None
     if not isinstance(data, dict):
-        raise SuiteError(
-            [Problem(file, _line_of(node, ()), "", "a scoring profile must be a YAML mapping")]
-        )
+        raise SuiteError([Problem(file, _line_of(node, ()), "", "a scoring profile must be a YAML mapping")])
     try:
         return ScoringProfile.model_validate(data)
     except ValidationError as exc:
@@ -164,9 +158,7 @@ def profile_from_yaml(text: str, file: str = "<profile>") -> ScoringProfile:
         for err in exc.errors():
             loc = tuple(p for p in err["loc"] if not str(p).startswith("function-after"))
             message = err["msg"].removeprefix("Value error, ")
-            problems.append(
-                Problem(file, _line_of(node, loc), ".".join(str(p) for p in loc), message)
-            )
+            problems.append(Problem(file, _line_of(node, loc), ".".join(str(p) for p in loc), message))
         raise SuiteError(problems) from None
 
 

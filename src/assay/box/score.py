@@ -126,9 +126,7 @@ def score_config(
     if task_ids is not None:
         labels = list(np.asarray(task_ids, dtype=object).reshape(-1))
         if len(labels) != losses.size:
-            raise ValueError(
-                f"task_ids has {len(labels)} entries but there are {losses.size} trials"
-            )
+            raise ValueError(f"task_ids has {len(labels)} entries but there are {losses.size} trials")
         n_tasks = len(set(labels))
     ci = bootstrap_ci(
         y2, np.mean, clusters=task_ids, n_resamples=n_resamples, confidence=confidence, seed=seed

@@ -46,11 +46,7 @@ class SensitivityReport:
     @property
     def flips(self) -> list[Perturbation]:
         """Perturbations that changed the winner, the order or a verdict."""
-        return [
-            p
-            for p in self.perturbations
-            if p.winner_changed or p.ranking_changed or p.verdict_flips
-        ]
+        return [p for p in self.perturbations if p.winner_changed or p.ranking_changed or p.verdict_flips]
 
     @property
     def stable(self) -> bool:

@@ -21,9 +21,7 @@ def _default(obj: Any) -> Any:
 
 def canonical_json(obj: Any) -> str:
     """Serialise ``obj`` deterministically: sorted keys, compact separators, UTF-8."""
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default
-    )
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default)
 
 
 def stable_hash(obj: Any, length: int = 16) -> str:

@@ -76,4 +76,4 @@ class Registry(Generic[T]):
         if isinstance(obj, str) and ":" in obj:
             obj = import_object(obj)
             self._entries[name] = obj
-        return obj  # type: ignore[no-any-return]
+        return obj

@@ -64,8 +64,7 @@ class GradeResult:
 
     @classmethod
     def skip(cls, grader: str, kind: str, reason: str, gating: bool = True) -> GradeResult:
-        return cls(grader=grader, kind=kind, passed=None, reason=reason, skipped=True,
-                   gating=gating)
+        return cls(grader=grader, kind=kind, passed=None, reason=reason, skipped=True, gating=gating)
 
 
 def reward_of(termination: str, grades: list[GradeResult]) -> int | None:

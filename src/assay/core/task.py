@@ -135,8 +135,16 @@ class Task(_Strict):
         """This task's :class:`~assay.core.results.TaskMeta`."""
         from .results import TaskMeta
 
-        return TaskMeta(self.id, self.stratum, self.split, tuple(self.tags), self.difficulty,
-                        self.input_hash(), self.template, self.description)
+        return TaskMeta(
+            self.id,
+            self.stratum,
+            self.split,
+            tuple(self.tags),
+            self.difficulty,
+            self.input_hash(),
+            self.template,
+            self.description,
+        )
 
     def input_hash(self) -> str:
         """Hash of everything that defines the task's input (not its grading metadata

@@ -122,8 +122,12 @@ class ToolDomain:
 
     def environment(self, task: Task, now: datetime) -> Environment:
         return ToolEnvironment(
-            self.toolkit, self.generate, records=task.initial_state.records, now=now,
-            version=f"{self.name}-{self.version}", cache=self._cache,
+            self.toolkit,
+            self.generate,
+            records=task.initial_state.records,
+            now=now,
+            version=f"{self.name}-{self.version}",
+            cache=self._cache,
         )
 
 

@@ -120,8 +120,14 @@ def diff(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
             else:
                 for name in sorted(set(old) | set(new)):
                     if old.get(name) != new.get(name):
-                        changes.append({
-                            "op": "change", "table": table, "key": key, "field": name,
-                            "old": old.get(name), "new": new.get(name),
-                        })
+                        changes.append(
+                            {
+                                "op": "change",
+                                "table": table,
+                                "key": key,
+                                "field": name,
+                                "old": old.get(name),
+                                "new": new.get(name),
+                            }
+                        )
     return changes

@@ -106,7 +106,7 @@ class Tool:
             from pydantic import Field
 
             fields[p.name] = (hints[p.name], Field(default, description=arg_docs.get(p.name)))
-        self.args_model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+        self.args_model: type[BaseModel] = create_model(
             f"{self.name}_args", __config__=ConfigDict(extra="forbid"), **fields
         )
         self.parameters = _clean_schema(self.args_model.model_json_schema())
@@ -186,7 +186,7 @@ class Toolkit:
     def __init__(self, tools: Iterable[Tool]):
         self._tools = {t.name: t for t in tools}
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):
         return iter(self._tools.values())
 
     def __contains__(self, name: object) -> bool:

@@ -82,7 +82,13 @@ class ActionsGrader(RuleGrader):
             return refs
         for section in ("required", "forbidden"):
             for i, raw in enumerate(params.get(section) or []):
-                name = raw if isinstance(raw, str) else (raw or {}).get("name") if isinstance(raw, dict) else None
+                name = (
+                    raw
+                    if isinstance(raw, str)
+                    else (raw or {}).get("name")
+                    if isinstance(raw, dict)
+                    else None
+                )
                 if isinstance(name, str):
                     refs.append(((section, i) if isinstance(raw, str) else (section, i, "name"), name))
         for i, pair in enumerate(params.get("order") or []):

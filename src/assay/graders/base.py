@@ -63,9 +63,14 @@ class RuleGrader:
 
     def result(self, passed: bool | None, reason: str, **fields: Any) -> GradeResult:
         return GradeResult(
-            grader=self.name, kind=self.kind, passed=passed, reason=reason,
-            gating=self.gating, version=self.version,
-            score=fields.pop("score", None if passed is None else float(passed)), **fields,
+            grader=self.name,
+            kind=self.kind,
+            passed=passed,
+            reason=reason,
+            gating=self.gating,
+            version=self.version,
+            score=fields.pop("score", None if passed is None else float(passed)),
+            **fields,
         )
 
     def skip(self, reason: str) -> GradeResult:

@@ -36,10 +36,17 @@ class CommunicateGrader(RuleGrader):
         missing = [r for r in self.params.required if normalize_text(str(r)) not in said]
         leaked = [f for f in self.params.forbidden if normalize_text(str(f)) in said]
         if leaked:
-            return self.result(False, f"the agent said what it must not: {', '.join(map(repr, leaked))}",
-                               category="disclosure", veto=False)
+            return self.result(
+                False,
+                f"the agent said what it must not: {', '.join(map(repr, leaked))}",
+                category="disclosure",
+                veto=False,
+            )
         if missing:
-            return self.result(False, f"the agent never said {', '.join(map(repr, missing))}",
-                               category="missing_information",
-                               score=1 - len(missing) / len(self.params.required))
+            return self.result(
+                False,
+                f"the agent never said {', '.join(map(repr, missing))}",
+                category="missing_information",
+                score=1 - len(missing) / len(self.params.required),
+            )
         return self.result(True, f"all {len(self.params.required)} required facts were communicated")

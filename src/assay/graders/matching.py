@@ -31,9 +31,13 @@ def values_equal(actual: Any, expected: Any) -> bool:
     if isinstance(expected, str) and isinstance(actual, str):
         return actual.strip().lower() == expected.strip().lower()
     if isinstance(expected, dict) and isinstance(actual, dict):
-        return actual.keys() == expected.keys() and all(values_equal(actual[k], v) for k, v in expected.items())
+        return actual.keys() == expected.keys() and all(
+            values_equal(actual[k], v) for k, v in expected.items()
+        )
     if isinstance(expected, list) and isinstance(actual, list):
-        return len(actual) == len(expected) and all(values_equal(a, e) for a, e in zip(actual, expected))
+        return len(actual) == len(expected) and all(
+            values_equal(a, e) for a, e in zip(actual, expected, strict=True)
+        )
     return bool(actual == expected)
 
 

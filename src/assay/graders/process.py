@@ -20,7 +20,9 @@ def process_metrics(task: Task, transcript: Transcript) -> dict[str, float]:
         redundant += key in seen
         seen.add(key)
     out: dict[str, float] = {
-        "turns": float(sum(1 for m in messages if m.role in ("user", "assistant") and (m.content or m.role == "user"))),
+        "turns": float(
+            sum(1 for m in messages if m.role in ("user", "assistant") and (m.content or m.role == "user"))
+        ),
         "user_turns": float(sum(1 for m in messages if m.role == "user")),
         "agent_messages": float(sum(1 for m in messages if m.role == "assistant" and m.content)),
         "tool_calls": float(len(calls)),

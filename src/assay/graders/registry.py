@@ -28,7 +28,7 @@ GRADERS: Registry[Any] = Registry(
 
 def build_grader(spec: GraderSpec, domain: Domain) -> Grader:
     cls = GRADERS.get(spec.kind)
-    return cls(spec, domain)  # type: ignore[no-any-return]
+    return cls(spec, domain)
 
 
 def check_grader_spec(spec: GraderSpec, domain: Domain, task: Task) -> list[tuple[PathKey, str]]:
@@ -66,7 +66,9 @@ async def grade_trial(
             if inspect.isawaitable(result):
                 result = await result
         except Exception as exc:
-            result = GradeResult.skip(grader.name, grader.kind, f"grader crashed: {exc!r}", gating=grader.gating)
+            result = GradeResult.skip(
+                grader.name, grader.kind, f"grader crashed: {exc!r}", gating=grader.gating
+            )
             result.category = "grader_error"
         results.append(result)
     return results

@@ -86,8 +86,9 @@ class StateGrader(RuleGrader):
             try:
                 gold = self.gold_state(task)
             except ToolError as exc:
-                return self.result(None, f"cannot build the gold state: {exc}", skipped=True,
-                                   category="grader_error")
+                return self.result(
+                    None, f"cannot build the gold state: {exc}", skipped=True, category="grader_error"
+                )
             if state_hash(self._strip(gold)) != state_hash(self._strip(final)):
                 changes = diff(self._strip(gold), self._strip(final))
                 problems.append(f"end state differs from gold: {_describe(changes)}")
@@ -99,7 +100,9 @@ class StateGrader(RuleGrader):
             elif record is None:
                 problems.append(f"{a.table} {a.key} does not exist")
             elif a.field is not None and not values_equal(record.get(a.field), a.equals):
-                problems.append(f"{a.table} {a.key}.{a.field} is {record.get(a.field)!r}, expected {a.equals!r}")
+                problems.append(
+                    f"{a.table} {a.key}.{a.field} is {record.get(a.field)!r}, expected {a.equals!r}"
+                )
         if problems:
             return self.result(False, "; ".join(problems), category="wrong_end_state")
         what = "end state matches gold" if self.params.gold else "assertions hold"

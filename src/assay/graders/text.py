@@ -62,23 +62,36 @@ class TextGrader(RuleGrader):
         norm = normalize_text if p.normalize else (lambda s: s)
         if expected_exact is not None:
             ok = norm(answer) == norm(expected_exact)
-            return self.result(ok, "answer matches exactly" if ok else f"answer {answer[:80]!r} is not {expected_exact!r}",
-                               category=None if ok else "wrong_answer")
+            return self.result(
+                ok,
+                "answer matches exactly" if ok else f"answer {answer[:80]!r} is not {expected_exact!r}",
+                category=None if ok else "wrong_answer",
+            )
         if p.contains is not None:
             needles = [p.contains] if isinstance(p.contains, str) else p.contains
             missing = [n for n in needles if norm(n) not in norm(answer)]
-            return self.result(not missing, "answer contains the expected text" if not missing
-                               else f"answer lacks {', '.join(map(repr, missing))}",
-                               category=None if not missing else "wrong_answer")
+            return self.result(
+                not missing,
+                "answer contains the expected text"
+                if not missing
+                else f"answer lacks {', '.join(map(repr, missing))}",
+                category=None if not missing else "wrong_answer",
+            )
         if p.regex is not None:
             ok = re.search(p.regex, answer, flags=re.IGNORECASE if p.normalize else 0) is not None
-            return self.result(ok, f"answer {'matches' if ok else 'does not match'} /{p.regex}/",
-                               category=None if ok else "wrong_answer")
+            return self.result(
+                ok,
+                f"answer {'matches' if ok else 'does not match'} /{p.regex}/",
+                category=None if ok else "wrong_answer",
+            )
         numbers = _NUMBER.findall(answer.replace(",", ""))
         if not numbers:
             return self.result(False, "answer contains no number", category="wrong_answer")
-        value, target = float(numbers[-1]), float(p.numeric)  # type: ignore[arg-type]
+        value, target = float(numbers[-1]), float(p.numeric)
         allowed = p.tolerance * abs(target) if p.relative else p.tolerance
         ok = abs(value - target) <= allowed + 1e-12
-        return self.result(ok, f"answer {value:g} {'is' if ok else 'is not'} within {allowed:g} of {target:g}",
-                           category=None if ok else "wrong_answer")
+        return self.result(
+            ok,
+            f"answer {value:g} {'is' if ok else 'is not'} within {allowed:g} of {target:g}",
+            category=None if ok else "wrong_answer",
+        )

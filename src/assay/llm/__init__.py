@@ -5,7 +5,7 @@ Imports only the standard library, third-party packages, ``assay.core`` and
 ``assay.errors``. The provider SDKs (openai, anthropic, litellm) load on first use.
 """
 
-from .cache import DEFAULT_CACHE_PATH, ResponseCache, open_cache
+from .cache import DEFAULT_CACHE_PATH, ResponseCache, default_cache_path, open_cache
 from .cassette import Cassette, current_cassette, use_cassette
 from .errors import (
     BudgetExceeded,
@@ -58,6 +58,7 @@ __all__ = [
     "current_cassette",
     "current_meter",
     "current_role",
+    "default_cache_path",
     "default_pricing",
     "get_model",
     "open_cache",

@@ -67,8 +67,7 @@ def to_anthropic_messages(
             if m.content:
                 blocks.append({"type": "text", "text": m.content})
             blocks += [
-                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
-                for c in m.tool_calls
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls
             ]
             if blocks:
                 push("assistant", blocks)
@@ -175,9 +174,7 @@ class AnthropicStream:
                 parts.append((b["id"] or "", b["name"] or "", raw if raw else b["input"]))
         calls, bad = build_tool_calls(parts)
         usage = usage_from_anthropic(self.usage)
-        return RawResult(
-            "".join(texts), calls, bad, _finish(self.stop_reason), usage, self.model, ttft_s
-        )
+        return RawResult("".join(texts), calls, bad, _finish(self.stop_reason), usage, self.model, ttft_s)
 
 
 class AnthropicProvider:
@@ -220,9 +217,7 @@ class AnthropicProvider:
                 "anthropic:MODEL needs the anthropic package: pip install 'assay[anthropic]'"
             ) from None
         # An explicit key stops the SDK's credential auto-discovery (profiles, federation).
-        client = anthropic.AsyncAnthropic(
-            api_key=self._key(), base_url=self.endpoint, max_retries=0
-        )
+        client = anthropic.AsyncAnthropic(api_key=self._key(), base_url=self.endpoint, max_retries=0)
         _ = client.messages  # import the resource now, not inside a timed request
         return client
 
@@ -239,8 +234,7 @@ class AnthropicProvider:
             body["system"] = system
         if tools:
             body["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": t.parameters}
-                for t in tools
+                {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
             ]
             if config.tool_choice is not None:
                 body["tool_choice"] = _TOOL_CHOICE[config.tool_choice]
@@ -253,9 +247,7 @@ class AnthropicProvider:
         body.update(config.extra)
         return body
 
-    async def send(
-        self, request: dict[str, Any], *, stream: bool, timeout: float | None
-    ) -> RawResult:
+    async def send(self, request: dict[str, Any], *, stream: bool, timeout: float | None) -> RawResult:
         create = self._clients.get().messages.create
         known, extra = split_known(create, request)
         t0 = time.perf_counter()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -11,6 +12,14 @@ from pathlib import Path
 from .types import Completion
 
 DEFAULT_CACHE_PATH = Path(".assay/cache/llm.sqlite")
+CACHE_DIR_ENV = "ASSAY_CACHE_DIR"
+
+
+def default_cache_path() -> Path:
+    """``$ASSAY_CACHE_DIR/llm.sqlite`` when set, else ``.assay/cache/llm.sqlite``."""
+    folder = os.environ.get(CACHE_DIR_ENV)
+    return Path(folder) / "llm.sqlite" if folder else DEFAULT_CACHE_PATH
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -29,8 +38,8 @@ class ResponseCache:
     Only successful completions are stored; malformed tool calls are model output and are
     cached like any other answer."""
 
-    def __init__(self, path: str | Path = DEFAULT_CACHE_PATH):
-        self.path = Path(path)
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path is not None else default_cache_path()
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
@@ -46,11 +55,7 @@ class ResponseCache:
 
     def get(self, key: str) -> Completion | None:
         with self._lock:
-            row = (
-                self._db()
-                .execute("SELECT completion FROM responses WHERE key = ?", (key,))
-                .fetchone()
-            )
+            row = self._db().execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
         return None if row is None else Completion.from_dict(json.loads(row[0]))
 
     def put(self, key: str, completion: Completion) -> None:
@@ -58,8 +63,7 @@ class ResponseCache:
         with self._lock:
             db = self._db()
             db.execute(
-                "INSERT OR REPLACE INTO responses (key, model, created_at, completion) "
-                "VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO responses (key, model, created_at, completion) VALUES (?, ?, ?, ?)",
                 (key, completion.model, time.time(), payload),
             )
             db.commit()
@@ -86,8 +90,8 @@ _open_lock = threading.Lock()
 
 
 def open_cache(path: str | Path | None = None) -> ResponseCache:
-    """The process-wide cache object for ``path`` (default ``.assay/cache/llm.sqlite``)."""
-    resolved = Path(path or DEFAULT_CACHE_PATH).resolve()
+    """The process-wide cache object for ``path`` (default :func:`default_cache_path`)."""
+    resolved = Path(path or default_cache_path()).resolve()
     with _open_lock:
         cache = _open.get(resolved)
         if cache is None:

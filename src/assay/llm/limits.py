@@ -82,12 +82,8 @@ class Limiter:
         sleep: Sleep = asyncio.sleep,
     ):
         self.settings = settings
-        self._sem = (
-            asyncio.Semaphore(settings.max_concurrency) if settings.max_concurrency else None
-        )
-        self._requests = (
-            TokenBucket(settings.rpm, clock=clock, sleep=sleep) if settings.rpm else None
-        )
+        self._sem = asyncio.Semaphore(settings.max_concurrency) if settings.max_concurrency else None
+        self._requests = TokenBucket(settings.rpm, clock=clock, sleep=sleep) if settings.rpm else None
         self._tokens = TokenBucket(settings.tpm, clock=clock, sleep=sleep) if settings.tpm else None
 
     @asynccontextmanager

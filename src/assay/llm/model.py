@@ -116,9 +116,7 @@ class LLMModel:
             if self.cache is not None:
                 self.cache.put(key, completion)
         if cassette is not None:
-            cassette.record(
-                rhash, completion, provider=self.provider.name, model=self.model, request=request
-            )
+            cassette.record(rhash, completion, provider=self.provider.name, model=self.model, request=request)
         self._meter(role, completion, started, source)
         return completion
 
@@ -137,9 +135,7 @@ class LLMModel:
             async with limiter.slot(estimate):
                 t0 = time.perf_counter()
                 try:
-                    raw = await self.provider.send(
-                        request, stream=config.stream, timeout=config.timeout_s
-                    )
+                    raw = await self.provider.send(request, stream=config.stream, timeout=config.timeout_s)
                     latency = time.perf_counter() - t0
                     failure = None
                 except Exception as exc:

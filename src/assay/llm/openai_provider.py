@@ -138,13 +138,10 @@ class OpenAIStream:
 
     def result(self, ttft_s: float | None) -> RawResult:
         parts = [
-            (s["id"] or f"call_{i}", s["name"], "".join(s["args"]))
-            for i, s in sorted(self.calls.items())
+            (s["id"] or f"call_{i}", s["name"], "".join(s["args"])) for i, s in sorted(self.calls.items())
         ]
         calls, bad = build_tool_calls(parts)
-        return RawResult(
-            "".join(self.text), calls, bad, self.finish_reason, self.usage, self.model, ttft_s
-        )
+        return RawResult("".join(self.text), calls, bad, self.finish_reason, self.usage, self.model, ttft_s)
 
 
 class OpenAIProvider:
@@ -191,9 +188,7 @@ class OpenAIProvider:
         try:
             import openai
         except ImportError:  # pragma: no cover - the SDK is a dependency of the extra
-            raise SpecError(
-                "openai:MODEL needs the openai package: pip install 'assay[openai]'"
-            ) from None
+            raise SpecError("openai:MODEL needs the openai package: pip install 'assay[openai]'") from None
         client = openai.AsyncOpenAI(api_key=self._key(), base_url=self.endpoint, max_retries=0)
         _ = client.chat.completions  # import the resource now, not inside a timed request
         return client
@@ -231,9 +226,7 @@ class OpenAIProvider:
                 known["stream_options"] = {"include_usage": True}
         return await create(**known, extra_body=extra or None, timeout=timeout)
 
-    async def send(
-        self, request: dict[str, Any], *, stream: bool, timeout: float | None
-    ) -> RawResult:
+    async def send(self, request: dict[str, Any], *, stream: bool, timeout: float | None) -> RawResult:
         self.warm()
         t0 = time.perf_counter()
         response = await self._create(request, stream, timeout)

@@ -37,9 +37,7 @@ class Pricing:
         """Cost of ``usage`` in USD: uncached input at the input price, cache reads and
         writes at their prices, output (reasoning included) at the output price."""
         read = self.input_per_mtok if self.cache_read_per_mtok is None else self.cache_read_per_mtok
-        write = (
-            self.input_per_mtok if self.cache_write_per_mtok is None else self.cache_write_per_mtok
-        )
+        write = self.input_per_mtok if self.cache_write_per_mtok is None else self.cache_write_per_mtok
         return (
             usage.uncached_input_tokens * self.input_per_mtok
             + usage.cache_read_tokens * read
@@ -58,12 +56,8 @@ def _pricing_of(name: str, entry: Any, source: str) -> Pricing:
         return Pricing(
             input_per_mtok=float(entry["input"]),
             output_per_mtok=float(entry["output"]),
-            cache_read_per_mtok=None
-            if entry.get("cache_read") is None
-            else float(entry["cache_read"]),
-            cache_write_per_mtok=(
-                None if entry.get("cache_write") is None else float(entry["cache_write"])
-            ),
+            cache_read_per_mtok=None if entry.get("cache_read") is None else float(entry["cache_read"]),
+            cache_write_per_mtok=(None if entry.get("cache_write") is None else float(entry["cache_write"])),
         )
     except KeyError as exc:
         raise SpecError(f"{source}: models.{name}: missing field {exc.args[0]!r}") from None

@@ -26,9 +26,7 @@ class Provider(Protocol):
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], config: GenerateConfig
     ) -> dict[str, Any]: ...
 
-    async def send(
-        self, request: dict[str, Any], *, stream: bool, timeout: float | None
-    ) -> RawResult: ...
+    async def send(self, request: dict[str, Any], *, stream: bool, timeout: float | None) -> RawResult: ...
 
     async def aclose(self) -> None: ...
 
@@ -49,9 +47,7 @@ def as_dict(obj: Any) -> dict[str, Any]:
     return dict(vars(obj))
 
 
-def split_known(
-    func: Callable[..., Any], body: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_known(func: Callable[..., Any], body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split a request body into the keyword arguments ``func`` accepts and the rest
     (sent as ``extra_body``)."""
     params = set(inspect.signature(func).parameters)
@@ -65,9 +61,7 @@ class PerLoopClients:
 
     def __init__(self, factory: Callable[[], Any]):
         self._factory = factory
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
     def get(self) -> Any:
         loop = asyncio.get_running_loop()

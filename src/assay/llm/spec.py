@@ -65,8 +65,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
         )
     if provider not in PROVIDERS:
         raise SpecError(
-            f"model spec {spec!r}: unknown provider {provider!r}; expected one of "
-            f"{', '.join(PROVIDERS)}"
+            f"model spec {spec!r}: unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
         )
     return provider, model
 

@@ -64,9 +64,7 @@ class GenerateConfig:
         if self.stop is not None and not isinstance(self.stop, tuple):
             object.__setattr__(self, "stop", tuple(self.stop))
         if self.tool_choice not in (None, "auto", "required", "none"):
-            raise ValueError(
-                f"tool_choice must be auto, required or none, not {self.tool_choice!r}"
-            )
+            raise ValueError(f"tool_choice must be auto, required or none, not {self.tool_choice!r}")
 
     def sampling(self) -> dict[str, Any]:
         """The fields that change what the model may answer (the key part of the config)."""
@@ -158,9 +156,7 @@ class Completion:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form; ``Completion.from_dict(c.to_dict()) == c``."""
         data = asdict(self)
-        data["tool_calls"] = [
-            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls
-        ]
+        data["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls]
         return data
 
     @classmethod
@@ -168,9 +164,7 @@ class Completion:
         usage = data.get("usage")
         return cls(
             text=data["text"],
-            tool_calls=tuple(
-                ToolCall(c["id"], c["name"], dict(c["arguments"])) for c in data["tool_calls"]
-            ),
+            tool_calls=tuple(ToolCall(c["id"], c["name"], dict(c["arguments"])) for c in data["tool_calls"]),
             finish_reason=data.get("finish_reason"),
             usage=Usage(**usage) if usage is not None else None,
             model=data.get("model", ""),

@@ -34,7 +34,9 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     return comb(c, k) / comb(n, k)
 
 
-def mean_over_tasks(counts: Iterable[tuple[int, int]], k: int, estimator=pass_hat_k) -> tuple[float | None, int]:  # type: ignore[no-untyped-def]
+def mean_over_tasks(
+    counts: Iterable[tuple[int, int]], k: int, estimator=pass_hat_k
+) -> tuple[float | None, int]:
     """Average ``estimator(n, c, k)`` over tasks with at least k trials.
 
     Returns (mean or None when no task has k trials, number of tasks averaged).

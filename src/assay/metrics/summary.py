@@ -71,7 +71,10 @@ def usage_summary(results: Sequence[TrialResult]) -> dict[str, Any]:
     tokens_in = [r.input_tokens for r in results if r.input_tokens is not None]
     tokens_out = [r.output_tokens for r in results if r.output_tokens is not None]
     return {
-        "latency_s": {"mean": _round(float(np.mean(latencies)), 6) if latencies else None, **percentiles(latencies)},
+        "latency_s": {
+            "mean": _round(float(np.mean(latencies)), 6) if latencies else None,
+            **percentiles(latencies),
+        },
         "cost_usd": {
             "total": _round(sum(costs), 6) if costs else None,
             "mean": _round(sum(costs) / len(costs), 6) if costs else None,
@@ -100,12 +103,22 @@ def grader_summary(results: Sequence[TrialResult]) -> dict[str, dict[str, int]]:
     for r in results:
         for g in r.grades:
             row = table[g.grader]
-            row["skipped" if g.skipped else "passed" if g.passed else "failed" if g.passed is False else "no_verdict"] += 1
+            row[
+                "skipped"
+                if g.skipped
+                else "passed"
+                if g.passed
+                else "failed"
+                if g.passed is False
+                else "no_verdict"
+            ] += 1
             row["needs_review"] += g.needs_review
     return {name: dict(sorted(c.items())) for name, c in sorted(table.items())}
 
 
-def capability_matrix(results: Sequence[TrialResult], tasks: dict[str, TaskMeta]) -> dict[str, dict[str, Any]]:
+def capability_matrix(
+    results: Sequence[TrialResult], tasks: dict[str, TaskMeta]
+) -> dict[str, dict[str, Any]]:
     """tag -> difficulty -> {trials, success_rate}: where the weak skill is."""
     cells: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
     for r in results:
@@ -120,7 +133,9 @@ def capability_matrix(results: Sequence[TrialResult], tasks: dict[str, TaskMeta]
     }
 
 
-def task_table(results: Sequence[TrialResult], tasks: dict[str, TaskMeta], k_max: int) -> list[dict[str, Any]]:
+def task_table(
+    results: Sequence[TrialResult], tasks: dict[str, TaskMeta], k_max: int
+) -> list[dict[str, Any]]:
     by_task: dict[str, list[TrialResult]] = defaultdict(list)
     for r in results:
         by_task[r.task_id].append(r)
@@ -135,21 +150,23 @@ def task_table(results: Sequence[TrialResult], tasks: dict[str, TaskMeta], k_max
             if r.reward == 0:
                 failed = [g.grader for g in r.grades if g.gating and g.passed is False] or [r.termination]
                 failures.update(failed)
-        rows.append({
-            "task_id": task_id,
-            "stratum": meta.stratum,
-            "split": meta.split,
-            "tags": list(meta.tags),
-            "difficulty": meta.difficulty,
-            "trials": len(trials),
-            "excluded": len(trials) - n,
-            "successes": c,
-            "success_rate": _round(c / n) if n else None,
-            "pass_hat_k": {str(k): _round(pass_hat_k(n, c, k)) for k in range(1, min(n, k_max) + 1)},
-            "rewards": [r.reward for r in trials],
-            "terminations": dict(Counter(r.termination for r in trials)),
-            "failures": dict(failures.most_common()),
-        })
+        rows.append(
+            {
+                "task_id": task_id,
+                "stratum": meta.stratum,
+                "split": meta.split,
+                "tags": list(meta.tags),
+                "difficulty": meta.difficulty,
+                "trials": len(trials),
+                "excluded": len(trials) - n,
+                "successes": c,
+                "success_rate": _round(c / n) if n else None,
+                "pass_hat_k": {str(k): _round(pass_hat_k(n, c, k)) for k in range(1, min(n, k_max) + 1)},
+                "rewards": [r.reward for r in trials],
+                "terminations": dict(Counter(r.termination for r in trials)),
+                "failures": dict(failures.most_common()),
+            }
+        )
     return rows
 
 

@@ -29,15 +29,23 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
     head.add_row("run", f"[bold]{run['run_id']}[/] ({run['status']})")
     head.add_row("suite", f"{run['suite']['name']} v{run['suite']['version']} · hash {run['suite']['hash']}")
     head.add_row("agent", f"{run['config']['agent']} · user {run['config']['user']} · seed {run['seed']}")
-    head.add_row("trials", f"{run['completed_trials']}/{run['planned_trials']} "
-                 f"({run['trials_per_task']} per task, {o['tasks']} tasks)")
-    head.add_row("success", f"[bold]{_pct(o['success_rate'])}[/] of {o['trials'] - o['excluded']} counted trials")
+    head.add_row(
+        "trials",
+        f"{run['completed_trials']}/{run['planned_trials']} "
+        f"({run['trials_per_task']} per task, {o['tasks']} tasks)",
+    )
+    head.add_row(
+        "success", f"[bold]{_pct(o['success_rate'])}[/] of {o['trials'] - o['excluded']} counted trials"
+    )
     head.add_row("pass^k", _curve(o["pass_hat_k"]))
     head.add_row("pass@k", _curve(o["pass_at_k"]))
     ex = summary["excluded"]
     if ex["trials"]:
-        head.add_row("[yellow]excluded[/]", f"[yellow]{ex['trials']} trials ({_pct(ex['share'])}) not the agent's doing: "
-                     f"{', '.join(f'{k} {v}' for k, v in ex['by_termination'].items())}[/]")
+        head.add_row(
+            "[yellow]excluded[/]",
+            f"[yellow]{ex['trials']} trials ({_pct(ex['share'])}) not the agent's doing: "
+            f"{', '.join(f'{k} {v}' for k, v in ex['by_termination'].items())}[/]",
+        )
     skipped = sum(g.get("skipped", 0) for g in summary["graders"].values())
     if skipped:
         head.add_row("[yellow]skipped[/]", f"[yellow]{skipped} grader verdicts skipped[/]")
@@ -47,18 +55,27 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
     for col in ("stratum", "tasks", "trials", "success", *[f"pass^{k}" for k in o["pass_hat_k"]]):
         strata.add_column(col, justify="right" if col != "stratum" else "left")
     for name, g in summary["by_stratum"].items():
-        strata.add_row(name, str(g["tasks"]), str(g["trials"]), _pct(g["success_rate"]),
-                       *[_pct(v) for v in g["pass_hat_k"].values()])
+        strata.add_row(
+            name,
+            str(g["tasks"]),
+            str(g["trials"]),
+            _pct(g["success_rate"]),
+            *[_pct(v) for v in g["pass_hat_k"].values()],
+        )
     console.print(strata)
 
     failing = [t for t in summary["tasks"] if t["success_rate"] is not None and t["success_rate"] < 1]
     if failing:
-        table = Table(title=f"tasks with failures ({len(failing)} of {len(summary['tasks'])})", show_edge=False)
+        table = Table(
+            title=f"tasks with failures ({len(failing)} of {len(summary['tasks'])})", show_edge=False
+        )
         for col in ("task", "stratum", "rewards", "failing graders"):
             table.add_column(col)
         for t in sorted(failing, key=lambda t: (t["success_rate"], t["task_id"]))[:30]:
             rewards = "".join("✓" if r == 1 else "✗" if r == 0 else "?" for r in t["rewards"])
-            table.add_row(t["task_id"], t["stratum"], rewards, ", ".join(f"{k}×{v}" for k, v in t["failures"].items()))
+            table.add_row(
+                t["task_id"], t["stratum"], rewards, ", ".join(f"{k}×{v}" for k, v in t["failures"].items())
+            )
         console.print(table)
     term = ", ".join(f"{k} {v}" for k, v in summary["terminations"].items())
     console.print(f"terminations: {term}")
@@ -70,8 +87,15 @@ def render_runs(rows: list[dict[str, Any]], console: Console) -> None:
         table.add_column(col)
     for r in rows:
         mean = "-" if r["mean_reward"] is None else f"{r['mean_reward']:.3f}"
-        table.add_row(r["run_id"], r["created_at"][:19], r["status"], f"{r['suite_name']} v{r['suite_version']}",
-                      r["agent"], f"{r['completed']}/{r['planned_trials']}", mean)
+        table.add_row(
+            r["run_id"],
+            r["created_at"][:19],
+            r["status"],
+            f"{r['suite_name']} v{r['suite_version']}",
+            r["agent"],
+            f"{r['completed']}/{r['planned_trials']}",
+            mean,
+        )
     console.print(table)
 
 
@@ -83,8 +107,14 @@ def render_trials(results: list[TrialResult], console: Console) -> None:
         verdicts = "; ".join(
             f"{g.grader}: {'skipped' if g.skipped else 'pass' if g.passed else 'FAIL'}" for g in r.grades
         )
-        table.add_row(str(r.trial_index), "-" if r.reward is None else str(r.reward), r.termination,
-                      f"{r.metrics.get('turns', 0):g}", f"{r.metrics.get('tool_calls', 0):g}", verdicts)
+        table.add_row(
+            str(r.trial_index),
+            "-" if r.reward is None else str(r.reward),
+            r.termination,
+            f"{r.metrics.get('turns', 0):g}",
+            f"{r.metrics.get('tool_calls', 0):g}",
+            verdicts,
+        )
     console.print(table)
 
 
@@ -103,7 +133,9 @@ def render_transcript(result: TrialResult, transcript: Transcript | None, consol
                     console.print(Text("agent ", style="bold green") + Text(m.content))
                 for call in m.tool_calls:
                     args = json.dumps(call.arguments, ensure_ascii=False)
-                    console.print(Text("  → ", style="magenta") + Text(f"{call.name}({args})", style="magenta"))
+                    console.print(
+                        Text("  → ", style="magenta") + Text(f"{call.name}({args})", style="magenta")
+                    )
             elif m.role == "tool":
                 style = "red" if m.error else "dim"
                 content = m.content if len(m.content) < 300 else m.content[:300] + " …"
@@ -124,5 +156,10 @@ def render_transcript(result: TrialResult, transcript: Transcript | None, consol
         mark = "[yellow]skipped[/]" if g.skipped else "[green]pass[/]" if g.passed else "[red]FAIL[/]"
         verdicts.append(f"{mark} {g.grader}: {g.reason}")
     reward = "excluded" if result.reward is None else str(result.reward)
-    console.print(Panel(Group(*[Text.from_markup(v) for v in verdicts] or [Text("no graders")]),
-                        title=f"verdicts · reward {reward}", expand=False))
+    console.print(
+        Panel(
+            Group(*[Text.from_markup(v) for v in verdicts] or [Text("no graders")]),
+            title=f"verdicts · reward {reward}",
+            expand=False,
+        )
+    )

@@ -54,8 +54,12 @@ class Run:
                 "status": info.status,
                 "created_at": info.created_at,
                 "finished_at": info.finished_at,
-                "suite": {"name": info.suite_name, "version": info.suite_version, "hash": info.suite_hash,
-                          "source": info.suite_source},
+                "suite": {
+                    "name": info.suite_name,
+                    "version": info.suite_version,
+                    "hash": info.suite_hash,
+                    "source": info.suite_source,
+                },
                 "config": {**info.config.model_dump(mode="json"), "hash": info.config_hash},
                 "seed": info.seed,
                 "trials_per_task": info.trials_per_task,
@@ -81,9 +85,16 @@ def _jobs(info: RunInfo, suite: Suite, tasks: list[Task], done: set[tuple[str, i
     limits = {t.id: suite.limits_for(t) for t in tasks}
     for task, trial in plan_trials(tasks, info.trials_per_task, info.seed, done):
         yield TrialJob(
-            run_id=info.run_id, task=task, trial=trial, limits=limits[task.id], config=info.config,
-            suite_name=info.suite_name, suite_version=info.suite_version, suite_hash=info.suite_hash,
-            domain=suite.domain, git_commit=info.git_commit,
+            run_id=info.run_id,
+            task=task,
+            trial=trial,
+            limits=limits[task.id],
+            config=info.config,
+            suite_name=info.suite_name,
+            suite_version=info.suite_version,
+            suite_hash=info.suite_hash,
+            domain=suite.domain,
+            git_commit=info.git_commit,
         )
 
 
@@ -135,11 +146,20 @@ async def run_async(
         if st.has_run(rid):
             raise ResumeError(f"run {rid} already exists in {st.url}; resume it with --resume {rid}")
         info = RunInfo(
-            run_id=rid, created_at=now_iso(), suite_name=loaded.name, suite_version=loaded.version,
-            suite_hash=loaded.hash, suite_source=source, config=config, config_hash=config.hash,
-            seed=seed, trials_per_task=trials or loaded.defaults.trials, task_ids=[t.id for t in tasks],
+            run_id=rid,
+            created_at=now_iso(),
+            suite_name=loaded.name,
+            suite_version=loaded.version,
+            suite_hash=loaded.hash,
+            suite_source=source,
+            config=config,
+            config_hash=config.hash,
+            seed=seed,
+            trials_per_task=trials or loaded.defaults.trials,
+            task_ids=[t.id for t in tasks],
             filters={"split": split, "tags": sorted(tags), "task_ids": sorted(task_ids)},
-            git_commit=git_commit(), versions=versions(),
+            git_commit=git_commit(),
+            versions=versions(),
         )
         st.create_run(info, [t.meta() for t in tasks])
         done = set()

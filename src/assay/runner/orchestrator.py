@@ -28,8 +28,8 @@ from ..errors import HarnessError
 from ..graders.process import process_metrics
 from ..graders.registry import build_grader, grade_trial
 from ..users.simulator import STOP_TOKENS, UserContext, UserSimulator
-from .tracing import Tracer
 from ..users.specs import user_factory
+from .tracing import Tracer
 
 
 @dataclass
@@ -55,7 +55,7 @@ class _Stop(Exception):
 
 
 @lru_cache(maxsize=64)
-def _agent_factory(spec: str):  # type: ignore[no-untyped-def]
+def _agent_factory(spec: str):
     return agent_factory(spec)
 
 
@@ -174,8 +174,14 @@ async def run_trial(job: TrialJob) -> TrialResult:
         initial_hash = state_hash(initial := env.snapshot())
         try:
             agent = _agent_factory(job.config.agent)(
-                AgentContext(trial.seed, domain.name, domain.policy, now, task.timezone or "UTC",
-                             options=dict(job.config.params))
+                AgentContext(
+                    trial.seed,
+                    domain.name,
+                    domain.policy,
+                    now,
+                    task.timezone or "UTC",
+                    options=dict(job.config.params),
+                )
             )
         except Exception as exc:
             raise _classify(exc, "agent") from exc
@@ -191,7 +197,9 @@ async def run_trial(job: TrialJob) -> TrialResult:
     except Exception as exc:  # a bug of the harness itself: record it, keep the run going
         termination, error, root_cause = "harness_error", f"{type(exc).__name__}: {exc}", "HARNESS"
 
-    transcript = Transcript(conv.messages if conv else [], tracer.spans, started.isoformat(timespec="milliseconds"))
+    transcript = Transcript(
+        conv.messages if conv else [], tracer.spans, started.isoformat(timespec="milliseconds")
+    )
     outcome = Outcome(termination, initial_hash=initial_hash, error=error)
     if env is not None and initial_hash:
         final = env.snapshot()
@@ -215,15 +223,31 @@ async def run_trial(job: TrialJob) -> TrialResult:
     if reward == 0 and failed is None and termination not in ("user_stop", "transfer"):
         category = termination
     return TrialResult(
-        run_id=job.run_id, task_id=task.id, trial_index=trial.index, seed=trial.seed,
-        config_hash=job.config.hash, reward=reward, termination=termination, grades=grades,
-        metrics=process_metrics(task, transcript), model_id=job.config.model,
-        prompt_version=job.config.prompt_version, suite_name=job.suite_name,
-        suite_version=job.suite_version, suite_hash=job.suite_hash, task_hash=task.input_hash(),
-        as_of=task.as_of.isoformat() if task.as_of else None, timezone=task.timezone,
-        env_version=env.version if env is not None else "", error_category=category,
+        run_id=job.run_id,
+        task_id=task.id,
+        trial_index=trial.index,
+        seed=trial.seed,
+        config_hash=job.config.hash,
+        reward=reward,
+        termination=termination,
+        grades=grades,
+        metrics=process_metrics(task, transcript),
+        model_id=job.config.model,
+        prompt_version=job.config.prompt_version,
+        suite_name=job.suite_name,
+        suite_version=job.suite_version,
+        suite_hash=job.suite_hash,
+        task_hash=task.input_hash(),
+        as_of=task.as_of.isoformat() if task.as_of else None,
+        timezone=task.timezone,
+        env_version=env.version if env is not None else "",
+        error_category=category,
         root_cause=root_cause if reward != 1 else None,  # type: ignore[arg-type]
-        confidence=None, latency_s=latency, started_at=started.isoformat(timespec="milliseconds"),
+        confidence=None,
+        latency_s=latency,
+        started_at=started.isoformat(timespec="milliseconds"),
         ended_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-        git_commit=job.git_commit, transcript=transcript, outcome=outcome,
+        git_commit=job.git_commit,
+        transcript=transcript,
+        outcome=outcome,
     )

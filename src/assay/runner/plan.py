@@ -39,7 +39,10 @@ def select_tasks(
 
 
 def plan_trials(
-    tasks: Sequence[Task], trials: int, run_seed: int, done: set[tuple[str, int]] = frozenset()  # type: ignore[assignment]
+    tasks: Sequence[Task],
+    trials: int,
+    run_seed: int,
+    done: set[tuple[str, int]] = frozenset(),  # type: ignore[assignment]
 ) -> Iterator[tuple[Task, Trial]]:
     """Every (task, trial) not yet done: trial index outer, task inner, so an
     interrupted run has spread its trials over all tasks."""

@@ -16,9 +16,7 @@ import numpy.typing as npt
 from ._checks import as_float_array
 
 
-def _pair(
-    rater_a: Sequence[Hashable], rater_b: Sequence[Hashable]
-) -> tuple[list[Hashable], list[Hashable]]:
+def _pair(rater_a: Sequence[Hashable], rater_b: Sequence[Hashable]) -> tuple[list[Hashable], list[Hashable]]:
     a, b = list(rater_a), list(rater_b)
     if len(a) != len(b):
         raise ValueError(f"the two raters must label the same items: {len(a)} vs {len(b)} labels")

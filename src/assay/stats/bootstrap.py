@@ -31,9 +31,7 @@ class BootstrapCI:
     n_resamples: int
 
 
-def _percentile_ci(
-    estimate: float, replicates: npt.NDArray[np.float64], confidence: float
-) -> BootstrapCI:
+def _percentile_ci(estimate: float, replicates: npt.NDArray[np.float64], confidence: float) -> BootstrapCI:
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(replicates, [tail, 1.0 - tail])
     return BootstrapCI(float(estimate), float(low), float(high), confidence, int(replicates.size))
@@ -93,9 +91,7 @@ def bootstrap_ci(
                 ]
             )
         else:
-            reps = np.array(
-                [float(statistic(data[rng.integers(0, n, size=n)])) for _ in range(n_resamples)]
-            )
+            reps = np.array([float(statistic(data[rng.integers(0, n, size=n)])) for _ in range(n_resamples)])
         return _percentile_ci(estimate, reps, confidence)
 
     codes = cluster_codes(clusters, n)
@@ -108,7 +104,8 @@ def bootstrap_ci(
             idx = rng.integers(0, n_groups, size=(min(_CHUNK, n_resamples - s), n_groups))
             parts.append(sums[idx].sum(axis=1) / counts[idx].sum(axis=1))
         return _percentile_ci(estimate, np.concatenate(parts), confidence)
-    members = [np.flatnonzero(codes == g) for g in range(n_groups)]
+    order = np.argsort(codes, kind="stable")
+    members = np.split(order, np.cumsum(np.bincount(codes, minlength=n_groups))[:-1])
     reps = np.empty(n_resamples)
     for r in range(n_resamples):
         picked = rng.integers(0, n_groups, size=n_groups)

@@ -26,9 +26,7 @@ Alternative = Literal["two-sided", "greater", "less"]
 
 def _log_binom_cdf_half(k: int, n: int) -> float:
     """log P(X <= k) for X ~ Binomial(n, 1/2), computed in log space."""
-    logs = np.array(
-        [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in range(k + 1)]
-    )
+    logs = np.array([math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in range(k + 1)])
     top = float(logs.max())
     return top + math.log(float(np.sum(np.exp(logs - top)))) - n * math.log(2.0)
 
@@ -128,9 +126,7 @@ def sign_flip_test(
     keeps the test valid. Pass only ``x`` to test a single sample of differences.
     """
     if alternative not in ("two-sided", "greater", "less"):
-        raise ValueError(
-            f"alternative must be 'two-sided', 'greater' or 'less', not {alternative!r}"
-        )
+        raise ValueError(f"alternative must be 'two-sided', 'greater' or 'less', not {alternative!r}")
     d = as_float_array(x, "x") if y is None else paired_differences(x, y)
     n_total = d.size
     if clusters is not None:

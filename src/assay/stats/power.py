@@ -22,15 +22,11 @@ def _z_alpha_beta(alpha: float, power: float) -> tuple[float, float]:
 
 def _n_two_proportions(p1: float, p2: float, za: float, zb: float) -> float:
     pbar = (p1 + p2) / 2.0
-    num = za * math.sqrt(2.0 * pbar * (1.0 - pbar)) + zb * math.sqrt(
-        p1 * (1.0 - p1) + p2 * (1.0 - p2)
-    )
+    num = za * math.sqrt(2.0 * pbar * (1.0 - pbar)) + zb * math.sqrt(p1 * (1.0 - p1) + p2 * (1.0 - p2))
     return num**2 / (p1 - p2) ** 2
 
 
-def sample_size_two_proportions(
-    p1: float, p2: float, alpha: float = 0.05, power: float = 0.8
-) -> int:
+def sample_size_two_proportions(p1: float, p2: float, alpha: float = 0.05, power: float = 0.8) -> int:
     """Trials per arm to detect ``p1`` vs ``p2`` with a two-sided two-proportion z-test.
 
     Classic pooled-variance formula without continuity correction (Fleiss, Levin & Paik
@@ -66,9 +62,7 @@ def power_two_proportions(p1: float, p2: float, n: int, alpha: float = 0.05) -> 
     sd_alt = math.sqrt(p1 * (1.0 - p1) + p2 * (1.0 - p2))
     if sd_alt == 0.0:
         return 1.0 if p1 != p2 else 0.0
-    return normal_cdf(
-        (abs(p1 - p2) * math.sqrt(n) - za * math.sqrt(2.0 * pbar * (1.0 - pbar))) / sd_alt
-    )
+    return normal_cdf((abs(p1 - p2) * math.sqrt(n) - za * math.sqrt(2.0 * pbar * (1.0 - pbar))) / sd_alt)
 
 
 def _bisect_decreasing(f: Callable[[float], float], target: float, lo: float, hi: float) -> float:
@@ -160,9 +154,7 @@ def mde_mcnemar(n: int, discordant_rate: float, alpha: float = 0.05, power: floa
     """
     check_probability(discordant_rate, "discordant_rate")
     if discordant_rate == 0.0:
-        raise ValueError(
-            "discordant_rate must be positive: without discordant pairs nothing can be detected"
-        )
+        raise ValueError("discordant_rate must be positive: without discordant pairs nothing can be detected")
     if n < 1:
         raise ValueError("n must be at least 1")
     za, zb = _z_alpha_beta(alpha, power)
@@ -171,7 +163,5 @@ def mde_mcnemar(n: int, discordant_rate: float, alpha: float = 0.05, power: floa
         return _n_mcnemar(discordant_rate, d, za, zb)
 
     if needed(discordant_rate) > n:
-        raise ValueError(
-            f"n={n} pairs cannot detect any difference at discordant rate {discordant_rate}"
-        )
+        raise ValueError(f"n={n} pairs cannot detect any difference at discordant rate {discordant_rate}")
     return _bisect_decreasing(needed, float(n), 0.0, discordant_rate)

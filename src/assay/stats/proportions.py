@@ -37,6 +37,13 @@ class TestResult:
     method: str
 
 
+def _z_statistic(diff: float, var: float) -> float:
+    """``diff / sqrt(var)``; ±inf (or 0) when the variance is zero."""
+    if var > 0.0:
+        return diff / math.sqrt(var)
+    return math.inf if diff > 0 else (-math.inf if diff < 0 else 0.0)
+
+
 def _check_arm(successes: int, n: int, name: str) -> tuple[int, int]:
     successes = check_count(successes, f"successes{name}")
     n = check_count(n, f"n{name}")
@@ -127,9 +134,7 @@ def diff_proportions_paired(
     ``"wald"``: ``d ± z·sqrt(n10 + n01 - (n10 - n01)²/n) / n`` (zero width without
     discordant pairs; not recommended for small samples).
     """
-    counts = [
-        check_count(v, name) for v, name in ((n11, "n11"), (n10, "n10"), (n01, "n01"), (n00, "n00"))
-    ]
+    counts = [check_count(v, name) for v, name in ((n11, "n11"), (n10, "n10"), (n01, "n01"), (n00, "n00"))]
     n11, n10, n01, n00 = counts
     n = sum(counts)
     if n == 0:
@@ -157,9 +162,7 @@ def diff_proportions_paired(
     return DifferenceCI(d, max(-1.0, low), min(1.0, high), confidence, method)
 
 
-def _restricted_mle_unpaired(
-    x1: int, n1: int, x2: int, n2: int, delta: float
-) -> tuple[float, float]:
+def _restricted_mle_unpaired(x1: int, n1: int, x2: int, n2: int, delta: float) -> tuple[float, float]:
     """MLE of ``(p1, p2)`` under ``p1 - p2 = delta`` (Miettinen & Nurminen 1985 cubic)."""
     n, x = n1 + n2, x1 + x2
     if delta == 0.0:
@@ -217,10 +220,7 @@ def noninferiority_unpaired(
     else:
         raise ValueError(f"method must be 'score' or 'wald', not {method!r}")
     diff = p1 - p2 - delta
-    if var <= 0.0:
-        z = math.inf if diff > 0 else (-math.inf if diff < 0 else 0.0)
-    else:
-        z = diff / math.sqrt(var)
+    z = _z_statistic(diff, var)
     return TestResult(z, normal_sf(z), method)
 
 
@@ -249,8 +249,5 @@ def noninferiority_paired(n10: int, n01: int, n: int, margin: float) -> TestResu
     q = (-b_coef + math.sqrt(b_coef**2 - 8 * n * c_coef)) / (4 * n)
     var = n * (2 * q + delta - delta**2)
     diff = n10 - n01 - n * delta
-    if var <= 0.0:
-        z = math.inf if diff > 0 else (-math.inf if diff < 0 else 0.0)
-    else:
-        z = diff / math.sqrt(var)
+    z = _z_statistic(diff, var)
     return TestResult(z, normal_sf(z), "tango-score")

@@ -150,9 +150,7 @@ def bradley_terry(
     return {m: float(init + scale * t / math.log(base)) for m, t in zip(names, theta, strict=True)}
 
 
-def _neg_loglik(
-    theta: npt.NDArray[np.float64], wins: npt.NDArray[np.float64], prior: float
-) -> float:
+def _neg_loglik(theta: npt.NDArray[np.float64], wins: npt.NDArray[np.float64], prior: float) -> float:
     diff = theta[:, None] - theta[None, :]
     return float(np.sum(wins * np.logaddexp(0.0, -diff)) + 0.5 * prior * np.sum(theta**2))
 
@@ -165,7 +163,7 @@ def _fit_log_strengths(
     theta = np.zeros(n)
     f = _neg_loglik(theta, wins, prior)
     for _ in range(max_iter):
-        p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))  # P(i beats j)
+        p = 0.5 * (1.0 + np.tanh((theta[:, None] - theta[None, :]) / 2.0))  # P(i beats j)
         grad = -(wins.sum(axis=1) - np.sum(games * p, axis=1)) + prior * theta
         weights = games * p * p.T
         hess = np.diag(weights.sum(axis=1)) - weights + prior * np.eye(n)
@@ -180,5 +178,7 @@ def _fit_log_strengths(
             t /= 2.0
         theta, f = candidate, f_new
         if float(np.max(np.abs(t * step))) < tol:
-            break
-    return theta
+            return theta
+    raise RuntimeError(
+        f"Bradley-Terry fit did not converge in {max_iter} Newton steps; raise max_iter or pass prior > 0"
+    )

@@ -69,9 +69,7 @@ def bootstrap_ratings(
             continue
         rows.append([fit[m] for m in models])
     if not rows:
-        raise ValueError(
-            "no bootstrap resample could be rated; collect more battles or pass prior > 0"
-        )
+        raise ValueError("no bootstrap resample could be rated; collect more battles or pass prior > 0")
     reps = np.asarray(rows)
     tail = (1.0 - confidence) / 2.0
     low = np.quantile(reps, tail, axis=0)
@@ -93,9 +91,7 @@ class WinMatrix:
     counts: npt.NDArray[np.float64]
 
 
-def expected_win_matrix(
-    ratings: Mapping[str, float], scale: float = 400, base: float = 10
-) -> WinMatrix:
+def expected_win_matrix(ratings: Mapping[str, float], scale: float = 400, base: float = 10) -> WinMatrix:
     """Expected win rates implied by ratings (:func:`expected_win_rate` for every pair)."""
     models = sorted(ratings)
     r = np.array([ratings[m] for m in models], dtype=np.float64)

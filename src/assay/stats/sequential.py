@@ -37,9 +37,7 @@ class SPRTResult:
     successes: int
 
 
-def _sprt_setup(
-    p0: float, p1: float, alpha: float, beta: float
-) -> tuple[float, float, float, float]:
+def _sprt_setup(p0: float, p1: float, alpha: float, beta: float) -> tuple[float, float, float, float]:
     if not 0.0 < p0 < p1 < 1.0:
         raise ValueError(f"need 0 < p0 < p1 < 1, got p0={p0}, p1={p1}")
     check_alpha(alpha)
@@ -180,9 +178,7 @@ def discordant_msprt(
     result = _always_valid(np.asarray(log_lr, dtype=np.float64), alpha)
     # report n in pairs (all pairs up to the stopping discordant pair), not discordant pairs
     n_pairs = int(np.flatnonzero(diff != 0)[result.n - 1]) + 1 if result.stopped else xa.size
-    return AlwaysValidResult(
-        result.decision, result.log_lr, result.p_value, n_pairs, result.stopped
-    )
+    return AlwaysValidResult(result.decision, result.log_lr, result.p_value, n_pairs, result.stopped)
 
 
 def msprt_mean(
@@ -212,7 +208,5 @@ def msprt_mean(
     s2, t2 = float(sigma) ** 2, t * t
     n = np.arange(1, d.size + 1, dtype=np.float64)
     mean = np.cumsum(d) / n if d.size else d
-    log_lr = 0.5 * np.log(s2 / (s2 + n * t2)) + n**2 * t2 * (mean - theta0) ** 2 / (
-        2.0 * s2 * (s2 + n * t2)
-    )
+    log_lr = 0.5 * np.log(s2 / (s2 + n * t2)) + n**2 * t2 * (mean - theta0) ** 2 / (2.0 * s2 * (s2 + n * t2))
     return _always_valid(np.asarray(log_lr, dtype=np.float64), alpha)

@@ -22,7 +22,14 @@ from ..core.results import RunInfo, TaskMeta, TrialResult
 from ..core.transcript import Transcript
 from ..errors import RunNotFound, SpecError
 from . import schema
-from .codec import decode_record, decode_transcript, encode_record, encode_transcript, grade_from_row, grade_row
+from .codec import (
+    decode_record,
+    decode_transcript,
+    encode_record,
+    encode_transcript,
+    grade_from_row,
+    grade_row,
+)
 
 DEFAULT_STORE = ".assay/assay.db"
 
@@ -77,9 +84,17 @@ class Store:
         with self.engine.begin() as conn:
             conn.execute(schema.runs.insert().values(**self._run_row(info)))
             rows = [
-                {"run_id": info.run_id, "task_id": t.task_id, "stratum": t.stratum, "split": t.split,
-                 "tags": json.dumps(list(t.tags)), "difficulty": t.difficulty, "task_hash": t.task_hash,
-                 "template": t.template, "description": t.description}
+                {
+                    "run_id": info.run_id,
+                    "task_id": t.task_id,
+                    "stratum": t.stratum,
+                    "split": t.split,
+                    "tags": json.dumps(list(t.tags)),
+                    "difficulty": t.difficulty,
+                    "task_hash": t.task_hash,
+                    "template": t.template,
+                    "description": t.description,
+                }
                 for t in tasks
             ]
             if rows:
@@ -88,16 +103,27 @@ class Store:
     @staticmethod
     def _run_row(info: RunInfo) -> dict[str, Any]:
         return {
-            "run_id": info.run_id, "created_at": info.created_at, "finished_at": info.finished_at,
-            "status": info.status, "suite_name": info.suite_name, "suite_version": info.suite_version,
-            "suite_hash": info.suite_hash, "config_hash": info.config_hash, "agent": info.config.agent,
-            "seed": info.seed, "trials_per_task": info.trials_per_task,
-            "planned_trials": info.planned_trials, "info": info.model_dump_json(),
+            "run_id": info.run_id,
+            "created_at": info.created_at,
+            "finished_at": info.finished_at,
+            "status": info.status,
+            "suite_name": info.suite_name,
+            "suite_version": info.suite_version,
+            "suite_hash": info.suite_hash,
+            "config_hash": info.config_hash,
+            "agent": info.config.agent,
+            "seed": info.seed,
+            "trials_per_task": info.trials_per_task,
+            "planned_trials": info.planned_trials,
+            "info": info.model_dump_json(),
         }
 
     def has_run(self, run_id: str) -> bool:
         with self.engine.connect() as conn:
-            return conn.execute(select(schema.runs.c.run_id).where(schema.runs.c.run_id == run_id)).first() is not None
+            return (
+                conn.execute(select(schema.runs.c.run_id).where(schema.runs.c.run_id == run_id)).first()
+                is not None
+            )
 
     def get_run(self, run_id: str) -> RunInfo:
         with self.engine.connect() as conn:
@@ -112,9 +138,9 @@ class Store:
         info.finished_at = now_iso() if status == "finished" else None
         with self.engine.begin() as conn:
             conn.execute(
-                update(schema.runs).where(schema.runs.c.run_id == run_id).values(
-                    status=status, finished_at=info.finished_at, info=info.model_dump_json()
-                )
+                update(schema.runs)
+                .where(schema.runs.c.run_id == run_id)
+                .values(status=status, finished_at=info.finished_at, info=info.model_dump_json())
             )
 
     def list_runs(self) -> list[dict[str, Any]]:
@@ -127,24 +153,41 @@ class Store:
         )
         r = schema.runs
         query = (
-            select(r.c.run_id, r.c.created_at, r.c.status, r.c.suite_name, r.c.suite_version, r.c.suite_hash,
-                   r.c.agent, r.c.seed, r.c.trials_per_task, r.c.planned_trials, done.c.completed, done.c.mean_reward)
+            select(
+                r.c.run_id,
+                r.c.created_at,
+                r.c.status,
+                r.c.suite_name,
+                r.c.suite_version,
+                r.c.suite_hash,
+                r.c.agent,
+                r.c.seed,
+                r.c.trials_per_task,
+                r.c.planned_trials,
+                done.c.completed,
+                done.c.mean_reward,
+            )
             .select_from(r.outerjoin(done, done.c.run_id == r.c.run_id))
             .order_by(r.c.created_at.desc())
         )
         with self.engine.connect() as conn:
-            return [
-                {**dict(row._mapping), "completed": row.completed or 0}
-                for row in conn.execute(query)
-            ]
+            return [{**dict(row._mapping), "completed": row.completed or 0} for row in conn.execute(query)]
 
     def load_tasks(self, run_id: str) -> list[TaskMeta]:
         rt = schema.run_tasks
         with self.engine.connect() as conn:
             rows = conn.execute(select(rt).where(rt.c.run_id == run_id)).all()
         return [
-            TaskMeta(r.task_id, r.stratum, r.split, tuple(json.loads(r.tags)), r.difficulty, r.task_hash,
-                     r.template, r.description)
+            TaskMeta(
+                r.task_id,
+                r.stratum,
+                r.split,
+                tuple(json.loads(r.tags)),
+                r.difficulty,
+                r.task_hash,
+                r.template,
+                r.description,
+            )
             for r in rows
         ]
 
@@ -159,11 +202,19 @@ class Store:
         """Write one finished trial atomically. False if it was already there."""
         key = {"run_id": result.run_id, "task_id": result.task_id, "trial_index": result.trial_index}
         trial_row = {
-            **key, "seed": result.seed, "reward": result.reward, "termination": result.termination,
-            "root_cause": result.root_cause, "error_category": result.error_category,
-            "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
-            "cost_usd": result.cost_usd, "latency_s": result.latency_s, "started_at": result.started_at,
-            "ended_at": result.ended_at, "record": encode_record(result),
+            **key,
+            "seed": result.seed,
+            "reward": result.reward,
+            "termination": result.termination,
+            "root_cause": result.root_cause,
+            "error_category": result.error_category,
+            "input_tokens": result.input_tokens,
+            "output_tokens": result.output_tokens,
+            "cost_usd": result.cost_usd,
+            "latency_s": result.latency_s,
+            "started_at": result.started_at,
+            "ended_at": result.ended_at,
+            "record": encode_record(result),
         }
         grade_rows = [{**key, "position": i, **grade_row(g)} for i, g in enumerate(result.grades)]
         try:
@@ -172,7 +223,9 @@ class Store:
                 if grade_rows:
                     conn.execute(schema.grades.insert(), grade_rows)
                 if result.transcript is not None:
-                    conn.execute(schema.transcripts.insert().values(**key, data=encode_transcript(result.transcript)))
+                    conn.execute(
+                        schema.transcripts.insert().values(**key, data=encode_transcript(result.transcript))
+                    )
         except IntegrityError:
             return False
         return True

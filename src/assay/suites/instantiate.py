@@ -57,7 +57,9 @@ def instantiate_task(suite: Suite, spec: Task, seed: int, index: int) -> Task:
     try:
         produced = dict(fn(ctx))
     except Exception as exc:  # the template itself failed: locate it, never crash
-        raise ProblemError([located.problem(("template",), f"template {spec.template!r} failed: {exc!r}", prefix)]) from None
+        raise ProblemError(
+            [located.problem(("template",), f"template {spec.template!r} failed: {exc!r}", prefix)]
+        ) from None
     explicit = spec.model_dump(include=spec.model_fields_set - _SPEC_ONLY)
     merged = {**produced, **explicit}
     merged["tags"] = sorted(set(produced.get("tags", [])) | set(spec.tags))
@@ -78,9 +80,15 @@ def instantiate_task(suite: Suite, spec: Task, seed: int, index: int) -> Task:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ProblemError([
-            located.problem(("template",), f"template {spec.template!r} produced an invalid task: {where}: {first['msg']}", prefix)
-        ]) from None
+        raise ProblemError(
+            [
+                located.problem(
+                    ("template",),
+                    f"template {spec.template!r} produced an invalid task: {where}: {first['msg']}",
+                    prefix,
+                )
+            ]
+        ) from None
 
 
 def instantiate(suite: Suite, seed: int = 0) -> list[Task]:

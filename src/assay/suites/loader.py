@@ -52,8 +52,10 @@ def pydantic_problems(exc: ValidationError, located: Located, prefix: PathKey = 
             message = "required field is missing"
         else:
             message = err["msg"]
-            if "input" in err and err["type"] not in ("model_type", "dict_type") and not isinstance(
-                err["input"], (dict, list)
+            if (
+                "input" in err
+                and err["type"] not in ("model_type", "dict_type")
+                and not isinstance(err["input"], (dict, list))
             ):
                 message += f" (got {err['input']!r})"
         problems.append(located.problem(loc, message, prefix))
@@ -69,6 +71,7 @@ def _validate(model: type[BaseModel], data: Any, located: Located, prefix: PathK
 
 def _task_entries(data: Any, located: Located) -> Iterator[tuple[Any, Located, PathKey]]:
     """The task mappings of a task-file document, each with its location."""
+    prefix: PathKey
     if isinstance(data, dict) and "tasks" in data and "id" not in data:
         data, located, prefix = data["tasks"], located.sub("tasks"), ("tasks",)
     else:
@@ -109,7 +112,9 @@ class _Loaded:
         if task.id in self.where:
             other, _ = self.where[task.id]
             first = f"{other.file}:{other.line(())}"
-            self.problems.append(located.problem(("id",), f"duplicate task id {task.id!r} (first at {first})", prefix))
+            self.problems.append(
+                located.problem(("id",), f"duplicate task id {task.id!r} (first at {first})", prefix)
+            )
             return
         self.where[task.id] = (located, prefix)
         self.tasks.append(task)
@@ -163,7 +168,9 @@ def load_suite(source: str | Path) -> Suite:
     domain_name = suite.domain or "none"
     if domain_name not in DOMAINS:
         state.problems.append(
-            located.problem(("domain",), f"unknown domain {domain_name!r}; known: {', '.join(DOMAINS.names())}")
+            located.problem(
+                ("domain",), f"unknown domain {domain_name!r}; known: {', '.join(DOMAINS.names())}"
+            )
         )
     suite.tasks = state.tasks
     suite._path = root
@@ -183,7 +190,9 @@ def _local_templates(suite: Suite, root: Path, located: Located, state: _Loaded)
     path = root / (suite.templates or "templates.py")
     if not path.exists():
         if suite.templates:
-            state.problems.append(located.problem(("templates",), f"templates module {suite.templates} does not exist"))
+            state.problems.append(
+                located.problem(("templates",), f"templates module {suite.templates} does not exist")
+            )
         return {}
     state.digest.update(b"templates\0" + path.read_bytes())
     try:
@@ -215,7 +224,9 @@ def _check_tasks(suite: Suite) -> list[Problem]:
         located, prefix = locate(suite, spec.id)
         if spec.template and spec.template not in templates:
             known = ", ".join(sorted(templates)) or "none"
-            problems.append(located.problem(("template",), f"unknown template {spec.template!r}; known: {known}", prefix))
+            problems.append(
+                located.problem(("template",), f"unknown template {spec.template!r}; known: {known}", prefix)
+            )
             continue
         try:
             concrete = instantiate_task(suite, spec, seed=0, index=0)
@@ -238,7 +249,7 @@ def _check_graders(suite: Suite, spec: Task, task: Task, located: Located, prefi
                 path: PathKey = ("template",)
                 message = f"template {spec.template!r} made grader {grader.label!r} with a problem: {message}"
             else:
-                short = located.base + ("graders", i, grader.kind) in located.lines
+                short = (*located.base, "graders", i, grader.kind) in located.lines
                 path = ("graders", i, grader.kind if short else "params", *subpath)
             problems.append(located.problem(path, message, prefix))
     return problems

@@ -1,6 +1,5 @@
 """User simulators: the protocol, the scripted simulator, the registry."""
 
-from .specs import USER_PREFIXES, user_factory
 from .scripted import FACT_PATTERNS, FACT_PHRASES, ScriptedUser, questions
 from .simulator import (
     OUT_OF_SCOPE,
@@ -13,6 +12,7 @@ from .simulator import (
     UserSimulator,
     UserTurn,
 )
+from .specs import USER_PREFIXES, user_factory
 
 __all__ = [
     "FACT_PATTERNS",

@@ -39,14 +39,17 @@ FACT_PHRASES: dict[str, str] = {
 FACT_LABELS = {"order_id": "order id", "zip": "zip code", "item": "item"}
 
 _CONFIRM = re.compile(
-    r"\b(confirm|proceed|shall i|should i|do you want me to|would you like me to|go ahead|yes or no|yes/no)\b",
+    r"\b(confirm|proceed|shall i|should i|do you want me to|would you like me to|go ahead"
+    r"|yes or no|yes/no)\b",
     re.IGNORECASE,
 )
 _HELP = re.compile(
     r"how (?:can|may) i (?:help|assist)|what can i do for you|what would you like|how can i be of",
     re.IGNORECASE,
 )
-_TRANSFERRED = re.compile(r"\btransfer(?:ring|red)?\b.*\b(human|agent|representative|specialist)", re.IGNORECASE)
+_TRANSFERRED = re.compile(
+    r"\btransfer(?:ring|red)?\b.*\b(human|agent|representative|specialist)", re.IGNORECASE
+)
 _QUESTION_LEAD = re.compile(r"^(please|could you|can you|may i|would you|tell me|provide)", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.?!])\s+|\n+")
 

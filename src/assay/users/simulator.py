@@ -56,4 +56,6 @@ class UserContext:
 
 UserFactory = Callable[[UserContext], UserSimulator]
 
-USERS: Registry[UserFactory] = Registry("user simulator", "USERS", {"scripted": "assay.users.scripted:ScriptedUser"})
+USERS: Registry[UserFactory] = Registry(
+    "user simulator", "USERS", {"scripted": "assay.users.scripted:ScriptedUser"}
+)

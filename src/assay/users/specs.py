@@ -17,6 +17,6 @@ def user_factory(spec: str) -> UserFactory:
         return USERS.get(spec)
     kind, sep, rest = spec.partition(":")
     if sep and kind in USER_PREFIXES:
-        return USER_PREFIXES[kind](rest)  # type: ignore[no-any-return]
+        return USER_PREFIXES[kind](rest)
     known = ", ".join([*USERS.names(), *(f"{p}:MODEL" for p in sorted(USER_PREFIXES))])
     raise SpecError(f"user spec {spec!r} is unknown; known: {known}")
