@@ -127,4 +127,4 @@ def test_missing_file_is_a_suite_error(tmp_path: Path) -> None:
 def test_profile_model_is_frozen() -> None:
     profile = ScoringProfile(name="p", version="1", metrics={"m": MetricSpec(tau=1.0, direction="lower")})
     with pytest.raises(ValueError):
-        profile.name = "q"
+        profile.name = "q"  # type: ignore[misc]

@@ -1,7 +1,6 @@
-"""pass@k and pass^k: the chance that at least one / all of k trials succeed.
+"""pass@k and pass^k averaged over tasks.
 
-Both are unbiased estimators from n trials with c successes (sampling k of the n
-without replacement):
+The estimators themselves live in :mod:`assay.stats.passk` (one implementation):
 
 * ``pass_at_k``  = 1 - C(n-c, k) / C(n, k)   (Chen et al., 2021, "Codex")
 * ``pass_hat_k`` = C(c, k) / C(n, k)          (Yao et al., 2024, "tau-bench")
@@ -9,33 +8,15 @@ without replacement):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from math import comb
+from collections.abc import Callable, Iterable
 
+from ..stats.passk import pass_at_k, pass_hat_k
 
-def _check(n: int, c: int, k: int) -> None:
-    if not (0 <= c <= n):
-        raise ValueError(f"need 0 <= c <= n, got n={n}, c={c}")
-    if not (1 <= k <= n):
-        raise ValueError(f"need 1 <= k <= n, got n={n}, k={k}")
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Probability that at least one of k trials (drawn from the n) succeeds."""
-    _check(n, c, k)
-    if n - c < k:
-        return 1.0
-    return 1.0 - comb(n - c, k) / comb(n, k)
-
-
-def pass_hat_k(n: int, c: int, k: int) -> float:
-    """Probability that all k trials (drawn from the n) succeed."""
-    _check(n, c, k)
-    return comb(c, k) / comb(n, k)
+__all__ = ["mean_over_tasks", "pass_at_k", "pass_hat_k"]
 
 
 def mean_over_tasks(
-    counts: Iterable[tuple[int, int]], k: int, estimator=pass_hat_k
+    counts: Iterable[tuple[int, int]], k: int, estimator: Callable[[int, int, int], float] = pass_hat_k
 ) -> tuple[float | None, int]:
     """Average ``estimator(n, c, k)`` over tasks with at least k trials.
 
