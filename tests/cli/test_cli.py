@@ -31,7 +31,7 @@ def env(**extra: str) -> dict[str, str]:
 
 def assay(*args: str, check: bool = True, **extra: str) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "assay.cli", *args],
+        [sys.executable, "-m", "assay", *args],
         capture_output=True,
         text=True,
         env=env(**extra),
@@ -107,7 +107,7 @@ def test_sigkill_then_resume_gives_exactly_tasks_times_k(suite_dir: Path, tmp_pa
         extra = ["--run-id", "victim"] if round_ == 0 else []
         cmd = [*args, *extra] if round_ == 0 else ["run", "--resume", "victim", "-j", "2", "--store", str(db)]
         child = subprocess.Popen(
-            [sys.executable, "-m", "assay.cli", *cmd],
+            [sys.executable, "-m", "assay", *cmd],
             env=env(TOY_AGENT_DELAY="0.03"),
             cwd=ROOT,
             stdout=subprocess.DEVNULL,

@@ -126,7 +126,7 @@ def test_validate_reports_every_problem_located(tmp_path: Path) -> None:
 def test_validate_cli_prints_one_line_per_problem_and_exits_2(tmp_path: Path) -> None:
     root = write(tmp_path, {"suite.yaml": BAD_SUITE, "tasks/more.yaml": BAD_TASKS})
     proc = subprocess.run(
-        [sys.executable, "-m", "assay.cli", "validate", str(root)], capture_output=True, text=True, env=_env()
+        [sys.executable, "-m", "assay", "validate", str(root)], capture_output=True, text=True, env=_env()
     )
     assert proc.returncode == 2
     out = proc.stdout.strip().splitlines()

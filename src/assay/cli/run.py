@@ -1,48 +1,21 @@
-"""The ``assay`` command line: thin shells over the library.
-
-Exit codes: 0 ok, 1 gate failed, 2 bad input or usage, 3 harness failure.
-"""
+"""``assay run``, ``validate``, ``runs``, ``show``: running suites and reading runs."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
 from collections import Counter
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .core.results import RunInfo, TrialResult
-from .errors import AssayError, HarnessError, SuiteError
-from .report.console import render_runs, render_summary, render_transcript, render_trials
-from .runner.api import Run, run_async
-from .store.store import Store
-from .suites.loader import load_suite
-
-app = typer.Typer(
-    name="assay",
-    help="Evaluate AI agents: run suites k times, grade outcome and process, compare, gate.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-out = Console()
-err = Console(stderr=True)
-
-StoreOpt = Annotated[
-    str | None,
-    typer.Option("--store", help="Store path or SQLAlchemy URL (default $ASSAY_STORE or .assay/assay.db)."),
-]
-JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print machine-readable JSON (see docs/json-output.md).")
-]
-
-
-def _print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+from ..core.results import RunInfo, TrialResult
+from ..errors import AssayError, SuiteError
+from ..report.console import render_runs, render_summary, render_transcript, render_trials
+from ..runner.api import Run, run_async
+from ..store.store import Store
+from ..suites.loader import load_suite
+from .app import JsonOpt, StoreOpt, app, err, out, print_json
 
 
 @app.command()
@@ -139,7 +112,7 @@ def run(
         raise typer.Exit(130) from None
     summary = result.summary()
     if as_json:
-        _print_json(summary)
+        print_json(summary)
     else:
         render_summary(summary, out)
     if summary["excluded"]["by_termination"].get("harness_error"):
@@ -160,7 +133,7 @@ def validate(
         suite = load_suite(path)
     except SuiteError as exc:
         if as_json:
-            _print_json({"ok": False, "problems": [p.__dict__ for p in exc.problems]})
+            print_json({"ok": False, "problems": [p.__dict__ for p in exc.problems]})
         else:
             for problem in exc.problems:
                 print(problem)
@@ -171,7 +144,7 @@ def validate(
     tasks = instantiate(suite, 0)
     strata = Counter(t.stratum for t in tasks)
     if as_json:
-        _print_json(
+        print_json(
             {
                 "ok": True,
                 "suite": suite.name,
@@ -201,7 +174,7 @@ def runs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """
     rows = Store(store).list_runs()
     if as_json:
-        _print_json(rows)
+        print_json(rows)
     else:
         render_runs(rows, out)
 
@@ -226,7 +199,7 @@ def show(
     if task is None:
         summary = Run.load(run_id, st).summary()
         if as_json:
-            _print_json(summary)
+            print_json(summary)
         else:
             render_summary(summary, out)
         return
@@ -245,7 +218,7 @@ def show(
     if as_json:
         from pydantic import TypeAdapter
 
-        _print_json(
+        print_json(
             {
                 "trials": TypeAdapter(list[TrialResult]).dump_python(results, mode="json"),
                 "transcript": TypeAdapter(type(transcript)).dump_python(transcript, mode="json")
@@ -259,31 +232,3 @@ def show(
     render_transcript(chosen, transcript, out)
 
 
-def main() -> None:
-    """Entry point: user mistakes print one line and exit 2; never a traceback."""
-    try:
-        code = app(standalone_mode=False)
-    except AssayError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
-        sys.exit(exc.exit_code)
-    except HarnessError as exc:
-        err.print(f"[red]harness failure:[/] {exc}", highlight=False)
-        sys.exit(3)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        err.print("aborted")
-        sys.exit(130)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except Exception as exc:  # usage errors of the (click-based) parser: show, exit 2
-        show = getattr(exc, "show", None)
-        if show is None or not hasattr(exc, "exit_code"):
-            raise
-        show()
-        sys.exit(2)
-    sys.exit(code if isinstance(code, int) else 0)
-
-
-if __name__ == "__main__":
-    main()

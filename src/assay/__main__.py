@@ -1,0 +1,5 @@
+"""``python -m assay``: the command line."""
+
+from .cli import main
+
+main()
