@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..core.results import TaskMeta, TrialResult
+from ..stats.clustered import clustered_rate_interval
 from .passk import mean_over_tasks, pass_at_k, pass_hat_k
 
 
@@ -36,17 +37,33 @@ def task_counts(results: Iterable[TrialResult]) -> dict[str, tuple[int, int]]:
     return {t: (n[t], c[t]) for t in n}
 
 
-def passk_curves(counts: dict[str, tuple[int, int]], k_max: int) -> dict[str, dict[str, float | None]]:
-    """pass^k and pass@k averaged over tasks, for k = 1..k_max."""
-    hat, at = {}, {}
-    for k in range(1, k_max + 1):
-        hat[str(k)] = _round(mean_over_tasks(counts.values(), k, pass_hat_k)[0])
-        at[str(k)] = _round(mean_over_tasks(counts.values(), k, pass_at_k)[0])
-    return {"pass_hat_k": hat, "pass_at_k": at}
+def _interval(values: Sequence[float], clusters: Sequence[str]) -> list[float | None]:
+    if not values:
+        return [None, None]
+    r = clustered_rate_interval(values, clusters)
+    return [_round(r.low), _round(r.high)]
+
+
+def passk_curves(counts: dict[str, tuple[int, int]], k_max: int) -> dict[str, dict[str, Any]]:
+    """pass^k and pass@k averaged over tasks, for k = 1..k_max, each with a 95%
+    interval (Wilson over the tasks that have k trials; see clustered_rate_interval)."""
+    out: dict[str, dict[str, Any]] = {
+        "pass_hat_k": {},
+        "pass_at_k": {},
+        "pass_hat_k_ci": {},
+        "pass_at_k_ci": {},
+    }
+    for name, estimator in (("pass_hat_k", pass_hat_k), ("pass_at_k", pass_at_k)):
+        for k in range(1, k_max + 1):
+            per_task = {t: estimator(n, c, k) for t, (n, c) in counts.items() if n >= k}
+            out[name][str(k)] = _round(mean_over_tasks(counts.values(), k, estimator)[0])
+            out[f"{name}_ci"][str(k)] = _interval(list(per_task.values()), list(per_task))
+    return out
 
 
 def _group(results: Sequence[TrialResult], k_max: int) -> dict[str, Any]:
-    valid = [r.reward for r in results if r.reward is not None]
+    counted = [r for r in results if r.reward is not None]
+    valid = [r.reward for r in counted if r.reward is not None]
     counts = task_counts(results)
     return {
         "tasks": len({r.task_id for r in results}),
@@ -54,6 +71,7 @@ def _group(results: Sequence[TrialResult], k_max: int) -> dict[str, Any]:
         "excluded": len(results) - len(valid),
         "successes": int(sum(valid)),
         "success_rate": _round(_rate(valid)),
+        "success_rate_ci": _interval(valid, [r.task_id for r in counted]),
         **passk_curves(counts, k_max),
     }
 

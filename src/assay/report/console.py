@@ -18,8 +18,17 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
-def _curve(curve: dict[str, float | None]) -> str:
-    return "  ".join(f"k={k}: {_pct(v)}" for k, v in curve.items())
+def _ci(ci: list[float | None] | None) -> str:
+    if not ci or ci[0] is None:
+        return ""
+    return f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"  # type: ignore[operator]
+
+
+def _curve(curve: dict[str, float | None], cis: dict[str, list[float | None]] | None = None) -> str:
+    return "  ".join(
+        f"k={k}: {_pct(v)}{_ci((cis or {}).get(k)) if k in ('1', str(len(curve))) else ''}"
+        for k, v in curve.items()
+    )
 
 
 def render_summary(summary: dict[str, Any], console: Console) -> None:

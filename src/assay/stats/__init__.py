@@ -13,8 +13,8 @@ See docs/statistics.md and docs/rankings.md.
 
 from .agreement import cohen_kappa, confusion_matrix, rank_average, raw_agreement, spearman_rho
 from .bootstrap import BootstrapCI, bootstrap_ci, cluster_bootstrap_ci, group_by_cluster
-from .clustered import ClusteredMean, clustered_mean, clustered_se
-from .intervals import binomial_se, wilson_interval
+from .clustered import ClusteredMean, RateInterval, clustered_mean, clustered_rate_interval, clustered_se
+from .intervals import binomial_se, wilson_bounds, wilson_interval
 from .multiplicity import adjust_pvalues, familywise_error_rate
 from .paired import (
     PermutationResult,
@@ -68,6 +68,7 @@ __all__ = [
     "ClusteredMean",
     "DifferenceCI",
     "PermutationResult",
+    "RateInterval",
     "RatingSnapshot",
     "RatingsBootstrap",
     "SPRTResult",
@@ -80,6 +81,7 @@ __all__ = [
     "bradley_terry",
     "cluster_bootstrap_ci",
     "clustered_mean",
+    "clustered_rate_interval",
     "clustered_se",
     "cohen_kappa",
     "confusion_matrix",
@@ -119,6 +121,7 @@ __all__ = [
     "spearman_rho",
     "sprt_bernoulli",
     "sprt_bernoulli_path",
+    "wilson_bounds",
     "wilson_interval",
     "win_counts",
 ]

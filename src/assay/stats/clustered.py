@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._checks import as_float_array, check_confidence, z_two_sided
+from .intervals import wilson_bounds
 
 
 @dataclass(frozen=True)
@@ -93,3 +94,49 @@ def clustered_mean(
         n=int(y.size),
         n_clusters=n_clusters,
     )
+
+
+@dataclass(frozen=True)
+class RateInterval:
+    """A rate with a task-aware Wilson interval and the effective sample size used."""
+
+    rate: float
+    low: float
+    high: float
+    n: int
+    n_clusters: int
+    n_effective: float
+
+
+def clustered_rate_interval(
+    values: npt.ArrayLike,
+    clusters: Sequence[Hashable] | npt.ArrayLike,
+    confidence: float = 0.95,
+) -> RateInterval:
+    """Interval for the mean of per-trial values in [0, 1] whose trials cluster by task.
+
+    A Wilson interval over an *effective* sample size: ``n_eff = p(1-p) / SE²`` with the
+    task-clustered SE (``n / design effect``), kept between the number of tasks G
+    (trials of a task perfectly correlated) and the number of trials n (independent).
+    When ``p`` is 0 or 1 the design effect is undefined and ``n_eff = G`` (conservative).
+    With one value per task this is the Wilson interval with n = G; for values in
+    [0, 1] that are not 0/1 (e.g. per-task pass^k) it is conservative, since such
+    values have variance at most p(1-p).
+    """
+    check_confidence(confidence)
+    y = as_float_array(values, "values")
+    if y.size == 0:
+        raise ValueError("values is empty: a rate over zero trials has no interval")
+    if np.any((y < 0) | (y > 1)):
+        raise ValueError("values must lie in [0, 1]")
+    codes = cluster_codes(clusters, y.size)
+    g = int(codes.max()) + 1
+    p = float(y.mean())
+    n_eff = float(g)
+    if g >= 2 and 0.0 < p < 1.0:
+        se = clustered_se(y, clusters)
+        # SE 0 with 0 < p < 1: every task has the same rate, all variation is within tasks
+        n_eff = float(y.size) if se == 0 else min(float(y.size), max(float(g), p * (1 - p) / se**2))
+    low, high = wilson_bounds(min(1.0, max(0.0, p)), n_eff, confidence)
+    low, high = (0.0 if p == 0 else low), (1.0 if p == 1 else high)
+    return RateInterval(p, low, high, int(y.size), g, n_eff)

@@ -25,15 +25,24 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         raise ValueError("n must be positive: a rate over zero trials has no interval")
     if successes > n:
         raise ValueError(f"successes ({successes}) cannot exceed n ({n})")
+    low, high = wilson_bounds(successes / n, n, confidence)
+    low = 0.0 if successes == 0 else low
+    high = 1.0 if successes == n else high
+    return low, high
+
+
+def wilson_bounds(rate: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score bounds for an observed ``rate`` over an effective sample size ``n``
+    (which may be fractional, as with a design-effect-adjusted n)."""
+    check_probability(rate, "rate")
+    if n <= 0:
+        raise ValueError("n must be positive")
     z = z_two_sided(confidence)
-    p = successes / n
     z2 = z * z
     denom = 1.0 + z2 / n
-    center = (p + z2 / (2.0 * n)) / denom
-    half = z * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
-    low = 0.0 if successes == 0 else max(0.0, center - half)
-    high = 1.0 if successes == n else min(1.0, center + half)
-    return low, high
+    center = (rate + z2 / (2.0 * n)) / denom
+    half = z * math.sqrt(rate * (1.0 - rate) / n + z2 / (4.0 * n * n)) / denom
+    return max(0.0, center - half), min(1.0, center + half)
 
 
 def binomial_se(rate: float, n: int) -> float:
