@@ -64,9 +64,12 @@ async def test_cache_hit_makes_no_request(server: FakeLLMServer, tmp_path) -> No
     assert server.request_count == 1 and third.text == "answer 1"
 
 
-async def test_cache_key_includes_seed_and_sampling(server: FakeLLMServer, tmp_path) -> None:
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_cache_key_includes_seed_and_sampling(server: FakeLLMServer, tmp_path, provider: str) -> None:
     server.handler = counter_handler()
-    model = get_model("openai:m", base_url=server.openai_base_url, cache=tmp_path / "c.sqlite")
+    url = server.openai_base_url if provider == "openai" else server.anthropic_base_url
+    # the Anthropic API has no seed: the key must still tell seeds apart
+    model = get_model(f"{provider}:m", base_url=url, cache=tmp_path / "c.sqlite")
     msgs = [Message("user", "hi")]
     a = await model.complete(msgs, TOOLS, GenerateConfig(seed=1))
     b = await model.complete(msgs, TOOLS, GenerateConfig(seed=2))  # k trials stay k samples

@@ -24,7 +24,7 @@ connection without an answer). Counters: ``request_count`` (every HTTP request, 
 not), ``served``, ``faults``, ``requests`` (path + JSON of each) and ``headers``
 (lower-cased, of each).
 
-Run standalone (an echo server for manual tries): ``python tests/support/fake_llm_server.py``.
+Run standalone (an echo server for manual tries): ``python -m tests.support.fake_llm_server``.
 """
 
 from __future__ import annotations
@@ -35,10 +35,27 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .fake_llm_replies import (
+    FakeToolCall,
+    FakeUsage,
+    Handler,
+    Reply,
+    anthropic_usage,
+    args_text,
+    coerce,
+    echo,
+    last_user_text,
+    openai_usage,
+    pieces,
+    sequence,
+    to_messages,
+    usage_of,
+)
 
 __all__ = [
     "FakeLLMServer",
@@ -52,45 +69,7 @@ __all__ = [
 ]
 
 
-@dataclass
-class FakeUsage:
-    """Tokens to report. ``input_tokens`` counts all prompt tokens, cached included
-    (rendered as OpenAI ``prompt_tokens`` or as Anthropic uncached ``input_tokens`` +
-    ``cache_read_input_tokens`` + ``cache_creation_input_tokens``)."""
-
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-
-
-@dataclass
-class FakeToolCall:
-    """A tool call to answer with. ``arguments`` as a ``str`` is sent verbatim (use it for
-    malformed JSON); a dict is JSON-encoded."""
-
-    name: str
-    arguments: dict[str, Any] | str = field(default_factory=dict)
-    id: str | None = None
-
-
-@dataclass
-class Reply:
-    """What the fake model answers. ``usage="auto"`` reports a deterministic estimate
-    (about 4 characters a token); ``usage=None`` reports no usage at all.
-    ``first_token_delay_s`` delays the first generated token (streaming) or the whole
-    answer (non-streaming); ``chunk_delay_s`` separates later stream chunks."""
-
-    text: str = ""
-    tool_calls: list[FakeToolCall] = field(default_factory=list)
-    usage: FakeUsage | str | None = "auto"
-    finish_reason: str | None = None
-    model: str | None = None
-    first_token_delay_s: float = 0.0
-    chunk_delay_s: float = 0.0
-    chunks: int = 3
-    """How many pieces the text (and each tool call's arguments) is streamed in."""
+# -- the server -----------------------------------------------------------------------------
 
 
 @dataclass
@@ -98,174 +77,6 @@ class Fault:
     kind: str  # "429" | another status code ("500", "400", ...) | "slow" | "drop"
     retry_after: float | None = None
     slow_s: float | None = None
-
-
-Handler = Callable[[dict[str, Any]], "Reply | str | dict[str, Any]"]
-
-
-def echo(request: dict[str, Any]) -> Reply:
-    """Default handler: repeats the last user text."""
-    return Reply(text=f"echo: {last_user_text(request)}")
-
-
-def sequence(*replies: Reply | str | dict[str, Any]) -> Handler:
-    """A handler answering ``replies`` in order; raises when they run out."""
-    queue = deque(replies)
-    lock = threading.Lock()
-
-    def handler(_request: dict[str, Any]) -> Reply | str | dict[str, Any]:
-        with lock:
-            if not queue:
-                raise RuntimeError("sequence handler: no reply left")
-            return queue.popleft()
-
-    return handler
-
-
-# -- reading requests -------------------------------------------------------------------
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return ""
-
-
-def to_messages(request: dict[str, Any]) -> list[Any]:
-    """The conversation of an OpenAI or Anthropic request as ``assay.core.Message`` list."""
-    from assay.core.messages import Message, ToolCall
-
-    out: list[Message] = []
-    if "system" in request:  # Anthropic
-        system = request["system"]
-        out.append(Message("system", system if isinstance(system, str) else _text(system)))
-    for m in request.get("messages", []):
-        role, content = m.get("role"), m.get("content")
-        if isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result") for b in content
-        ):
-            text = _text(content)
-            if role == "assistant":
-                calls = [
-                    ToolCall(b["id"], b["name"], dict(b.get("input") or {}))
-                    for b in content
-                    if b.get("type") == "tool_use"
-                ]
-                out.append(Message("assistant", text, tool_calls=calls))
-                continue
-            for b in content:
-                if b.get("type") == "tool_result":
-                    out.append(
-                        Message(
-                            "tool",
-                            _text(b.get("content")),
-                            tool_call_id=b.get("tool_use_id"),
-                            error=bool(b.get("is_error")),
-                        )
-                    )
-            if text:
-                out.append(Message("user", text))
-            continue
-        if role == "tool":
-            out.append(Message("tool", _text(content), tool_call_id=m.get("tool_call_id")))
-        elif role == "assistant":
-            calls = []
-            for tc in m.get("tool_calls") or []:
-                fn = tc.get("function", {})
-                try:
-                    args = json.loads(fn.get("arguments") or "{}")
-                except json.JSONDecodeError:
-                    args = {}
-                calls.append(ToolCall(tc.get("id", ""), fn.get("name", ""), args))
-            out.append(Message("assistant", _text(content), tool_calls=calls))
-        else:
-            out.append(Message(role, _text(content)))
-    return out
-
-
-def last_user_text(request: dict[str, Any]) -> str:
-    for m in reversed(to_messages(request)):
-        if m.role == "user":
-            return str(m.content)
-    return ""
-
-
-# -- rendering replies --------------------------------------------------------------------
-
-
-def _pieces(text: str, n: int) -> list[str]:
-    if not text:
-        return []
-    n = max(1, min(n, len(text)))
-    size = -(-len(text) // n)
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def _args_text(call: FakeToolCall) -> str:
-    return call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
-
-
-def _auto_usage(request: dict[str, Any], reply: Reply) -> FakeUsage:
-    prompt = len(json.dumps(request.get("messages", []))) + len(json.dumps(request.get("tools", [])))
-    out = len(reply.text) + sum(len(_args_text(c)) + len(c.name) for c in reply.tool_calls)
-    return FakeUsage(input_tokens=prompt // 4 + 1, output_tokens=out // 4 + 1)
-
-
-def _usage(request: dict[str, Any], reply: Reply) -> FakeUsage | None:
-    if reply.usage is None:
-        return None
-    if isinstance(reply.usage, str):
-        return _auto_usage(request, reply)
-    u = reply.usage
-    return FakeUsage(
-        u.input_tokens,
-        u.output_tokens,
-        getattr(u, "cache_read_tokens", 0),
-        getattr(u, "cache_write_tokens", 0),
-        getattr(u, "reasoning_tokens", 0),
-    )
-
-
-def _openai_usage(u: FakeUsage) -> dict[str, Any]:
-    return {
-        "prompt_tokens": u.input_tokens,
-        "completion_tokens": u.output_tokens,
-        "total_tokens": u.input_tokens + u.output_tokens,
-        "prompt_tokens_details": {
-            "cached_tokens": u.cache_read_tokens,
-            "cache_write_tokens": u.cache_write_tokens,
-        },
-        "completion_tokens_details": {"reasoning_tokens": u.reasoning_tokens},
-    }
-
-
-def _anthropic_usage(u: FakeUsage) -> dict[str, Any]:
-    return {
-        "input_tokens": u.input_tokens - u.cache_read_tokens - u.cache_write_tokens,
-        "output_tokens": u.output_tokens,
-        "cache_read_input_tokens": u.cache_read_tokens,
-        "cache_creation_input_tokens": u.cache_write_tokens,
-        "output_tokens_details": {"thinking_tokens": u.reasoning_tokens},
-    }
-
-
-def _coerce(result: Reply | str | dict[str, Any]) -> Reply:
-    if isinstance(result, Reply):
-        return result
-    if isinstance(result, str):
-        return Reply(text=result)
-    if isinstance(result, dict):
-        data = dict(result)
-        data["tool_calls"] = [
-            c if isinstance(c, FakeToolCall) else FakeToolCall(**c) for c in data.get("tool_calls", [])
-        ]
-        return Reply(**data)
-    raise TypeError(f"handler returned {type(result).__name__}, expected Reply, str or dict")
-
-
-# -- the server -----------------------------------------------------------------------------
 
 
 class _Server(ThreadingHTTPServer):
@@ -338,12 +149,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             if fault is not None and self._fault(fault, api):
                 return
             try:
-                reply = _coerce(owner.handler(body))
+                reply = coerce(owner.handler(body))
             except Exception as exc:  # a broken handler is a test bug: answer 500 loudly
                 owner.errors.append(f"{type(exc).__name__}: {exc}")
                 self._json(500, self._error_body(api, "api_error", f"handler failed: {exc}"))
                 return
-            usage = _usage(body, reply)
+            usage = usage_of(body, reply)
             if api == "openai":
                 self._openai(body, reply, usage)
             else:
@@ -401,7 +212,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                     {
                         "id": i,
                         "type": "function",
-                        "function": {"name": c.name, "arguments": _args_text(c)},
+                        "function": {"name": c.name, "arguments": args_text(c)},
                     }
                     for c, i in calls
                 ]
@@ -413,7 +224,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             }
             if usage is not None:
-                body["usage"] = _openai_usage(usage)
+                body["usage"] = openai_usage(usage)
             self._json(200, body)
             return
 
@@ -430,7 +241,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self._sse(chunk({"role": "assistant", "content": ""}))
         self._pause(reply.first_token_delay_s)
         first = True
-        for piece in _pieces(reply.text, reply.chunks):
+        for piece in pieces(reply.text, reply.chunks):
             if not first:
                 self._pause(reply.chunk_delay_s)
             first = False
@@ -446,14 +257,14 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 "function": {"name": c.name, "arguments": ""},
             }
             self._sse(chunk({"tool_calls": [head]}))
-            for piece in _pieces(_args_text(c), reply.chunks):
+            for piece in pieces(args_text(c), reply.chunks):
                 self._pause(reply.chunk_delay_s)
                 self._sse(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
         self._sse(chunk({}, finish))
         if usage is not None and (req.get("stream_options") or {}).get("include_usage"):
             final = chunk({})
             final["choices"] = []
-            final["usage"] = _openai_usage(usage)
+            final["usage"] = openai_usage(usage)
             self._sse(final)
         self._sse("[DONE]")
 
@@ -476,7 +287,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             else:
                 parsed = c.arguments
             content.append({"type": "tool_use", "id": call_id, "name": c.name, "input": parsed})
-        wire_usage = _anthropic_usage(usage) if usage is not None else None
+        wire_usage = anthropic_usage(usage) if usage is not None else None
         if not req.get("stream"):
             self._pause(reply.first_token_delay_s)
             body: dict[str, Any] = {
@@ -516,7 +327,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 },
                 "content_block_start",
             )
-            for n, piece in enumerate(_pieces(reply.text, reply.chunks)):
+            for n, piece in enumerate(pieces(reply.text, reply.chunks)):
                 if n:
                     self._pause(reply.chunk_delay_s)
                 self._sse(
@@ -535,7 +346,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 {"type": "content_block_start", "index": index, "content_block": block},
                 "content_block_start",
             )
-            for piece in _pieces(_args_text(c), reply.chunks):
+            for piece in pieces(args_text(c), reply.chunks):
                 self._pause(reply.chunk_delay_s)
                 self._sse(
                     {

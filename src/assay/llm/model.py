@@ -90,11 +90,11 @@ class LLMModel:
     async def complete(
         self,
         messages: Sequence[Message],
-        tools: Sequence[ToolSpec] = (),
+        tools: Sequence[ToolSpec] | None = (),
         config: GenerateConfig | None = None,
     ) -> Completion:
         config = config or GenerateConfig()
-        request = self.provider.build_request(messages, tools, config)
+        request = self.provider.build_request(messages, tools or (), config)
         rhash = request_hash(self.provider.name, self.provider.model, request, config)
         role = self.role or current_role()
         started = time.time()

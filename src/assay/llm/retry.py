@@ -97,7 +97,7 @@ class RetryPolicy:
     ``max_retry_after_s``), else ``d/2 + U(0, d/2)`` with ``d = min(max_backoff_s,
     base_backoff_s * 2**n)``. ``rng`` and ``sleep`` are injectable for tests."""
 
-    max_retries: int = 4
+    max_retries: int = 6
     base_backoff_s: float = 0.5
     max_backoff_s: float = 30.0
     max_retry_after_s: float = 120.0

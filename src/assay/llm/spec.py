@@ -41,7 +41,7 @@ _OPTIONS = {
     "max_concurrency": "requests in flight to this endpoint",
     "rpm": "requests per minute",
     "tpm": "tokens per minute",
-    "max_retries": "retries after the first attempt (default 4)",
+    "max_retries": "retries after the first attempt (default 6)",
     "backoff_base_s": "first backoff (default 0.5 s)",
     "backoff_max_s": "largest backoff (default 30 s)",
     "max_retry_after_s": "largest Retry-After honoured (default 120 s)",

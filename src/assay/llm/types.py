@@ -57,7 +57,7 @@ class GenerateConfig:
     tool_choice: str | None = None
     """``auto`` | ``required`` | ``none`` (provider default when None)."""
     stream: bool = False
-    timeout_s: float | None = 60.0
+    timeout_s: float | None = 120.0
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
