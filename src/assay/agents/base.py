@@ -17,6 +17,9 @@ class AgentTurn:
 
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
+    invalid: dict[str, str] = field(default_factory=dict)
+    """Tool calls (by id) whose arguments the model garbled: the orchestrator answers
+    them with an error instead of running them (the agent's failure, shown as such)."""
 
 
 @runtime_checkable
@@ -30,7 +33,9 @@ class Agent(Protocol):
 @dataclass
 class AgentContext:
     """What an agent is built with for one trial. It holds nothing of the task's
-    hidden side (user facts, graders, reference)."""
+    hidden side (user facts, graders, reference). ``options`` are the config's params
+    (part of the config hash); ``model_options`` are run settings for model clients
+    (cache, pricing file, endpoint) that do not change what is under test."""
 
     seed: int
     domain: str
@@ -38,6 +43,7 @@ class AgentContext:
     now: datetime
     timezone: str
     options: dict[str, Any] = field(default_factory=dict)
+    model_options: dict[str, Any] = field(default_factory=dict)
     rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:

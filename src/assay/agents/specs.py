@@ -8,6 +8,7 @@ from typing import Any
 
 from ..core.registry import Registry, import_object
 from ..errors import SpecError
+from ..llm.spec import PROVIDERS
 from .adapters import CallableAgent
 from .base import Agent, AgentContext, AgentFactory
 
@@ -84,5 +85,5 @@ def agent_factory(spec: str) -> AgentFactory:
         return lambda ctx: _as_agent(obj, ctx, spec)
     if kind in PREFIXES:
         return PREFIXES[kind](rest)
-    known = ", ".join(["builtin", "python", *sorted(PREFIXES)])
+    known = ", ".join(["builtin", "python", *PROVIDERS, *sorted(PREFIXES)])
     raise SpecError(f"agent spec {spec!r}: unknown kind {kind!r}; known kinds: {known}")

@@ -135,6 +135,7 @@ class TrialResult:
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)
     latency_s: float = 0.0
     started_at: str = ""
     ended_at: str = ""

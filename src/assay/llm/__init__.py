@@ -19,7 +19,7 @@ from .meter import CallRecord, Meter, Totals, current_meter, current_role, use_m
 from .model import LLMModel, request_hash
 from .pricing import PRICING_ENV, Pricing, PricingTable, default_pricing, parse_pricing
 from .retry import RetryPolicy, classify, parse_retry_after
-from .spec import PROVIDERS, ChatModel, get_model, parse_spec
+from .spec import PROVIDERS, ChatModel, get_model, parse_spec, shared_model
 from .types import (
     Completion,
     GenerateConfig,
@@ -67,6 +67,7 @@ __all__ = [
     "parse_spec",
     "parse_tool_arguments",
     "request_hash",
+    "shared_model",
     "use_cassette",
     "use_meter",
 ]

@@ -146,3 +146,18 @@ def get_model(spec: str, **options: Any) -> LLMModel:
         retry=retry,
         clock=o.get("clock"),
     )
+
+
+_SHARED: dict[str, LLMModel] = {}
+
+
+def shared_model(spec: str, **options: Any) -> LLMModel:
+    """``get_model`` memoised per (spec, options) in this process, so the trials of a
+    run share one client, cache and set of rate limits per model."""
+    from assay.core.hashing import stable_hash
+
+    key = stable_hash({"spec": spec, "options": {k: repr(v) for k, v in sorted(options.items())}})
+    model = _SHARED.get(key)
+    if model is None:
+        model = _SHARED[key] = get_model(spec, **options)
+    return model

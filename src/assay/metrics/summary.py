@@ -103,7 +103,48 @@ def usage_summary(results: Sequence[TrialResult]) -> dict[str, Any]:
             "output": sum(tokens_out) if tokens_out else None,
             "trials_with_usage": len(tokens_in),
         },
+        "by_role": _usage_by_role(results),
     }
+
+
+def _usage_by_role(results: Sequence[TrialResult]) -> dict[str, dict[str, Any]]:
+    """Model calls, tokens, cost and retries per role (agent, user, judge)."""
+    roles: dict[str, dict[str, Any]] = {}
+    for r in results:
+        for role, u in r.usage.items():
+            acc = roles.setdefault(
+                role,
+                {
+                    "calls": 0,
+                    "input_tokens": 0,
+                    "output_tokens": 0,
+                    "cache_read_tokens": 0,
+                    "cost_usd": 0.0,
+                    "retries": 0,
+                    "cached_calls": 0,
+                    "missing_usage": 0,
+                    "unpriced_trials": 0,
+                },
+            )
+            for key in (
+                "calls",
+                "input_tokens",
+                "output_tokens",
+                "cache_read_tokens",
+                "retries",
+                "cached_calls",
+                "missing_usage",
+            ):
+                acc[key] += u.get(key) or 0
+            if u.get("cost_usd") is None:
+                acc["unpriced_trials"] += 1
+            else:
+                acc["cost_usd"] += u["cost_usd"]
+    for acc in roles.values():
+        acc["cost_usd"] = (
+            None if acc["unpriced_trials"] and not acc["cost_usd"] else _round(acc["cost_usd"], 6)
+        )
+    return dict(sorted(roles.items()))
 
 
 def process_summary(results: Sequence[TrialResult]) -> dict[str, float | None]:

@@ -17,16 +17,29 @@ from ..agents.base import Agent, AgentContext
 from ..agents.specs import agent_factory
 from ..core.hashing import derive_seed
 from ..core.messages import Message, ToolCall
-from ..core.results import Config, GradeResult, Outcome, Termination, Trial, TrialResult, reward_of
+from ..core.results import (
+    EXCLUDED_TERMINATIONS,
+    NORMAL_TERMINATIONS,
+    Config,
+    GradeResult,
+    Outcome,
+    Termination,
+    Trial,
+    TrialResult,
+    reward_of,
+)
 from ..core.task import Limits, Task
 from ..core.transcript import Transcript
 from ..envs.environment import Environment
 from ..envs.registry import get_domain
-from ..envs.state import diff, state_hash
+from ..envs.state import Snapshot, diff, state_hash
 from ..envs.tools import InvalidToolCall, ToolError
-from ..errors import HarnessError
+from ..errors import AssayError, HarnessError
 from ..graders.process import process_metrics
 from ..graders.registry import build_grader, grade_trial
+from ..llm.errors import BudgetExceeded, ModelUnavailable
+from ..llm.meter import CallRecord, Meter, use_meter
+from ..users.llm import simulator_errors
 from ..users.simulator import STOP_TOKENS, UserContext, UserSimulator
 from ..users.specs import user_factory
 from .tracing import Tracer
@@ -61,9 +74,13 @@ def _agent_factory(spec: str):
 
 def _classify(exc: BaseException, where: str) -> _Stop:
     """Map an exception raised by a participant to how the trial ends."""
+    if isinstance(exc, AssayError):  # a usage error (e.g. a cassette that does not match): stop the run
+        raise exc
+    if isinstance(exc, ModelUnavailable):
+        return _Stop("harness_error", f"model unavailable: {exc}", "MODEL")
     if isinstance(exc, HarnessError):
         return _Stop("harness_error", f"{type(exc).__name__}: {exc}", getattr(exc, "root_cause", "HARNESS"))
-    if type(exc).__name__ == "BudgetExceeded":
+    if isinstance(exc, BudgetExceeded):
         return _Stop("budget", str(exc), "AGENT")
     if where == "agent":
         return _Stop("agent_error", f"{type(exc).__name__}: {exc}", "AGENT")
@@ -75,8 +92,11 @@ def _classify(exc: BaseException, where: str) -> _Stop:
 class _Conversation:
     """The mutable state of one trial's dialogue."""
 
-    def __init__(self, job: TrialJob, env: Environment, agent: Agent, user: UserSimulator, tracer: Tracer):
+    def __init__(
+        self, job: TrialJob, env: Environment, agent: Agent, user: UserSimulator, tracer: Tracer, meter: Meter
+    ):
         self.job, self.env, self.agent, self.user, self.tracer = job, env, agent, user, tracer
+        self.meter = meter
         self.messages: list[Message] = []
         self.turns = 0
         self.tool_calls = 0
@@ -88,7 +108,9 @@ class _Conversation:
     async def user_turn(self) -> None:
         span = self.tracer.start("user", "user")
         try:
-            turn = await self.user.reply(self.user_view())
+            with use_meter(self.meter, "user"):
+                turn = await self.user.reply(self.user_view())
+            self.check_budget()
         except Exception as exc:
             self.tracer.end(span, repr(exc))
             raise _classify(exc, "user") from exc
@@ -118,12 +140,27 @@ class _Conversation:
         self.tracer.end(span)
         return Message("tool", content, tool_call_id=call.id, name=call.name, error=error)
 
+    def check_budget(self) -> None:
+        limits = self.job.limits
+        if limits.max_tokens is not None or limits.max_cost_usd is not None:
+            self.meter.check(limits.max_tokens, limits.max_cost_usd)
+
+    def reject(self, call: ToolCall, problem: str) -> Message:
+        """Answer a tool call whose arguments the model garbled, without running it."""
+        span = self.tracer.start("tool", call.name, caller="agent", args=call.arguments, error="invalid")
+        span.attributes["malformed"] = problem
+        self.tracer.end(span)
+        content = f"Error: the arguments of this {call.name} call are not valid JSON ({problem})"
+        return Message("tool", content, tool_call_id=call.id, name=call.name, error=True)
+
     async def agent_turn(self) -> None:
         max_calls = self.job.limits.max_tool_calls
         while True:
             span = self.tracer.start("agent", "respond")
             try:
-                turn = to_turn(await self.agent.respond(self.messages, self.tools))
+                with use_meter(self.meter, "agent"):
+                    turn = to_turn(await self.agent.respond(self.messages, self.tools))
+                self.check_budget()
             except Exception as exc:
                 self.tracer.end(span, repr(exc))
                 raise _classify(exc, "agent") from exc
@@ -138,7 +175,10 @@ class _Conversation:
             self.messages.append(Message("assistant", turn.text, tool_calls=list(allowed)))
             for call in allowed:
                 self.tool_calls += 1
-                self.messages.append(self.execute(call))
+                if call.id in turn.invalid:
+                    self.messages.append(self.reject(call, turn.invalid[call.id]))
+                else:
+                    self.messages.append(self.execute(call))
             if len(allowed) < len(turn.tool_calls):
                 raise _Stop("max_tool_calls")
 
@@ -162,16 +202,18 @@ async def run_trial(job: TrialJob) -> TrialResult:
     tracer = Tracer(task.id)
     domain = get_domain(job.domain)
     now = task.as_of or started.replace(tzinfo=None)
+    meter = Meter(on_record=lambda record: _llm_span(tracer, record, started.timestamp()))
     termination: Termination = "harness_error"
     error: str | None = None
     root_cause: str | None = None
     conv: _Conversation | None = None
     env: Environment | None = None
-    initial_hash = ""
+    initial: Snapshot | None = None
+    prompt_version = job.config.prompt_version
     try:
         env = domain.environment(task, now)
         env.reset(task.initial_state.seed)
-        initial_hash = state_hash(initial := env.snapshot())
+        initial = env.snapshot()
         try:
             agent = _agent_factory(job.config.agent)(
                 AgentContext(
@@ -181,47 +223,61 @@ async def run_trial(job: TrialJob) -> TrialResult:
                     now,
                     task.timezone or "UTC",
                     options=dict(job.config.params),
+                    model_options=dict(job.options),
                 )
             )
         except Exception as exc:
             raise _classify(exc, "agent") from exc
+        prompt_version = getattr(agent, "prompt_version", None) or prompt_version
         user = user_factory(job.config.user)(
-            UserContext(task, derive_seed(trial.seed, "user"), env.tools("user"), domain.policy)
+            UserContext(
+                task,
+                derive_seed(trial.seed, "user"),
+                env.tools("user"),
+                domain.policy,
+                model_options=dict(job.options),
+            )
         )
-        conv = _Conversation(job, env, agent, user, tracer)
+        conv = _Conversation(job, env, agent, user, tracer, meter)
         await asyncio.wait_for(conv.run(), timeout=job.limits.timeout_s)
     except _Stop as stop:
         termination, error, root_cause = stop.termination, stop.error, stop.root_cause
     except (asyncio.TimeoutError, TimeoutError):
         termination, error = "timeout", f"trial exceeded {job.limits.timeout_s:g} s"
+    except AssayError:
+        raise
     except Exception as exc:  # a bug of the harness itself: record it, keep the run going
         termination, error, root_cause = "harness_error", f"{type(exc).__name__}: {exc}", "HARNESS"
 
     transcript = Transcript(
         conv.messages if conv else [], tracer.spans, started.isoformat(timespec="milliseconds")
     )
-    outcome = Outcome(termination, initial_hash=initial_hash, error=error)
-    if env is not None and initial_hash:
+    outcome = Outcome(termination, error=error)
+    if env is not None and initial is not None:
         final = env.snapshot()
-        outcome.final_hash = state_hash(final)
-        outcome.diff = diff(initial, final)
-        outcome.final_state = final
+        outcome.initial_hash, outcome.final_hash = state_hash(initial), state_hash(final)
+        outcome.diff, outcome.final_state = diff(initial, final), final
     grades: list[GradeResult] = []
-    if termination not in ("harness_error", "environment_error"):
+    if termination not in EXCLUDED_TERMINATIONS:
         span = tracer.start("grader", "grading")
-        graders = [build_grader(spec, domain) for spec in task.graders]
-        grades = await grade_trial(graders, task, transcript, outcome)
+        with use_meter(meter, "judge"):
+            grades = await grade_trial(
+                [build_grader(g, domain) for g in task.graders], task, transcript, outcome
+            )
         tracer.end(span)
     latency = tracer.close()
     reward = reward_of(termination, grades)
+    failed = next((g for g in grades if g.gating and g.passed is False), None)
+    category = failed.category if failed else None
+    if reward == 0 and failed is None and termination not in NORMAL_TERMINATIONS:
+        category = termination
+    sim_errors = simulator_errors(task.user, transcript, env.write_tools()) if env and conv else []
+    if sim_errors and reward is not None:  # the simulated user failed, not the agent
+        reward, root_cause, category = None, "USER", "simulator_error:" + ",".join(sim_errors)
     if reward is None and root_cause is None:
         root_cause = "GRADER"
     elif reward == 0 and root_cause is None:
         root_cause = "AGENT"
-    failed = next((g for g in grades if g.gating and g.passed is False), None)
-    category = failed.category if failed else None
-    if reward == 0 and failed is None and termination not in ("user_stop", "transfer"):
-        category = termination
     return TrialResult(
         run_id=job.run_id,
         task_id=task.id,
@@ -233,7 +289,7 @@ async def run_trial(job: TrialJob) -> TrialResult:
         grades=grades,
         metrics=process_metrics(task, transcript),
         model_id=job.config.model,
-        prompt_version=job.config.prompt_version,
+        prompt_version=prompt_version,
         suite_name=job.suite_name,
         suite_version=job.suite_version,
         suite_hash=job.suite_hash,
@@ -243,11 +299,57 @@ async def run_trial(job: TrialJob) -> TrialResult:
         env_version=env.version if env is not None else "",
         error_category=category,
         root_cause=root_cause if reward != 1 else None,  # type: ignore[arg-type]
-        confidence=None,
         latency_s=latency,
         started_at=started.isoformat(timespec="milliseconds"),
         ended_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
         git_commit=job.git_commit,
         transcript=transcript,
         outcome=outcome,
+        **_usage_fields(meter),
     )
+
+
+def _llm_span(tracer: Tracer, record: CallRecord, epoch: float) -> None:
+    """Each model call becomes an ``llm`` span with its tokens, cost and retries."""
+    span = tracer.start("llm", record.model, role=record.role)
+    span.start = max(0.0, record.started_at - epoch)
+    span.end = max(span.start, record.ended_at - epoch)
+    u = record.usage
+    span.attributes.update(
+        input_tokens=u.input_tokens if u else None,
+        output_tokens=u.output_tokens if u else None,
+        cache_read_tokens=u.cache_read_tokens if u else None,
+        cost_usd=record.cost_usd,
+        retries=record.retries,
+        cached=record.cached,
+        source=record.source,
+        ttft_s=record.ttft_s,
+    )
+    span.error = record.error
+
+
+def _usage_fields(meter: Meter) -> dict[str, Any]:
+    """Tokens and cost of the trial (None when no call reported them), by role too."""
+    total = meter.totals()
+    if total.calls == 0:
+        return {}
+    by_role = {
+        role: {
+            "calls": t.calls,
+            "input_tokens": t.input_tokens,
+            "output_tokens": t.output_tokens,
+            "cache_read_tokens": t.cache_read_tokens,
+            "cost_usd": t.cost_usd,
+            "retries": t.retries,
+            "cached_calls": t.cached_calls,
+            "missing_usage": t.missing_usage,
+        }
+        for role, t in meter.by_role().items()
+    }
+    with_usage = total.calls > total.missing_usage
+    return {
+        "input_tokens": total.input_tokens if with_usage else None,
+        "output_tokens": total.output_tokens if with_usage else None,
+        "cost_usd": total.cost_usd,
+        "usage": by_role,
+    }

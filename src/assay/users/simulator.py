@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..core.messages import Message, ToolCall, ToolSpec
 from ..core.registry import Registry
@@ -48,6 +48,7 @@ class UserContext:
     seed: int
     tools: list[ToolSpec] = field(default_factory=list)
     policy: str = ""
+    model_options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def rng(self) -> random.Random:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import SpecError
+from ..llm.spec import PROVIDERS
 from .simulator import USERS, UserFactory
 
 #: Spec prefixes whose factories live in other modules (``openai:MODEL``, ...).
@@ -18,5 +19,5 @@ def user_factory(spec: str) -> UserFactory:
     kind, sep, rest = spec.partition(":")
     if sep and kind in USER_PREFIXES:
         return USER_PREFIXES[kind](rest)
-    known = ", ".join([*USERS.names(), *(f"{p}:MODEL" for p in sorted(USER_PREFIXES))])
+    known = ", ".join([*USERS.names(), *(f"{p}:MODEL" for p in [*PROVIDERS, *sorted(USER_PREFIXES)])])
     raise SpecError(f"user spec {spec!r} is unknown; known: {known}")
