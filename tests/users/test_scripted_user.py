@@ -96,3 +96,29 @@ def test_only_question_sentences_count_as_asks() -> None:
 def test_deterministic() -> None:
     lines = ["How can I help?", "What is your email?", "Done."]
     assert converse(ScriptedUser(SCENARIO), lines) == converse(ScriptedUser(SCENARIO), lines)
+
+
+def test_email_address_is_not_a_postal_address() -> None:
+    user = ScriptedUser(UserScenario(known={"name": "Lena Park", "zip": "02139", "address": "1 Main St"}))
+    reply = converse(user, ["Could you provide your email address, or your name and zip code?"])[1]
+    assert reply == "My name is Lena Park. My zip code is 02139."
+
+
+def test_confirmation_naming_given_facts_gets_yes_or_no() -> None:
+    scenario = UserScenario(
+        goal="Change my address.", known={"order_id": "#W1234567", "address": "1 Main St"}
+    )
+    user = ScriptedUser(scenario)
+    replies = converse(
+        user,
+        [
+            "How can I help?",
+            "What is the order id?",
+            "What is the new address?",
+            "Shall I change the shipping address of order #W1234567 to 1 Main St?",
+        ],
+    )
+    assert replies[-1] == "Yes, please go ahead."
+    # a fact not given yet is still disclosed when a confirmation-like question asks for it
+    fresh = ScriptedUser(scenario)
+    assert converse(fresh, ["Can you confirm the order id?"])[1] == "The order id is #W1234567."

@@ -5,6 +5,7 @@ loop - the orchestrator executes the model's tool calls until it answers the use
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..core.hashing import stable_hash
 from ..core.messages import Message, ToolSpec
@@ -34,7 +35,7 @@ explicit "yes".
 """
 
 #: Config params the agent passes to the model (everything else is ignored here).
-SAMPLING_PARAMS = ("temperature", "top_p", "max_tokens")
+GENERATE_PARAMS = ("temperature", "top_p", "max_tokens", "timeout_s", "stream")
 
 
 def render_system_prompt(ctx: AgentContext) -> str:
@@ -59,7 +60,7 @@ class LLMAgent:
         self.model = model
         self.system_prompt = render_system_prompt(ctx)
         self.prompt_version = prompt_version(self.system_prompt)
-        sampling = {k: ctx.options[k] for k in SAMPLING_PARAMS if k in ctx.options}
+        sampling = {k: ctx.options[k] for k in GENERATE_PARAMS if k in ctx.options}
         self.config = GenerateConfig(seed=ctx.seed % 2**31, **sampling)
 
     async def respond(self, conversation: Sequence[Message], tools: Sequence[ToolSpec]) -> AgentTurn:

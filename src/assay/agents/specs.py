@@ -85,5 +85,9 @@ def agent_factory(spec: str) -> AgentFactory:
         return lambda ctx: _as_agent(obj, ctx, spec)
     if kind in PREFIXES:
         return PREFIXES[kind](rest)
+    if kind in PROVIDERS:
+        from .llm import llm_agent_factory
+
+        return llm_agent_factory(spec)  # type: ignore[no-any-return]
     known = ", ".join(["builtin", "python", *PROVIDERS, *sorted(PREFIXES)])
     raise SpecError(f"agent spec {spec!r}: unknown kind {kind!r}; known kinds: {known}")

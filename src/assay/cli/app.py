@@ -30,3 +30,20 @@ JsonOpt = Annotated[
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def parse_params(items: list[str]) -> dict[str, Any]:
+    """``["temperature=0", "mode=fast"]`` -> ``{"temperature": 0, "mode": "fast"}``
+    (values are JSON when they parse as JSON, else strings)."""
+    from ..errors import AssayError
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise AssayError(f"--param {item!r}: expected KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out

@@ -11,11 +11,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..core.results import RunInfo, TrialResult
 from ..errors import AssayError, SuiteError
+from ..llm.cassette import Cassette
 from ..report.console import render_runs, render_summary, render_transcript, render_trials
 from ..runner.api import Run, run_async
 from ..store.store import Store
 from ..suites.loader import load_suite
-from .app import JsonOpt, StoreOpt, app, err, out, print_json
+from .app import JsonOpt, StoreOpt, app, err, out, parse_params, print_json
 
 
 @app.command()
@@ -44,6 +45,34 @@ def run(
         list[str] | None, typer.Option("--tag", help="Only tasks with this capability tag (repeatable).")
     ] = None,
     task: Annotated[list[str] | None, typer.Option("--task", help="Only this task id (repeatable).")] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="Config parameter KEY=VALUE (JSON value), e.g. temperature=0."),
+    ] = None,
+    model_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model-option",
+            "-m",
+            help="Model client setting KEY=VALUE: base_url, max_retries, rpm, tpm, max_concurrency, ...",
+        ),
+    ] = None,
+    cache: Annotated[
+        bool, typer.Option("--cache", help="Cache agent and user model responses on disk.")
+    ] = False,
+    pricing: Annotated[
+        str | None, typer.Option("--pricing", help="Pricing YAML file (USD per million tokens).")
+    ] = None,
+    record: Annotated[
+        str | None, typer.Option("--record", help="Record every model exchange to this cassette file.")
+    ] = None,
+    replay: Annotated[
+        str | None, typer.Option("--replay", help="Replay model exchanges from this cassette file.")
+    ] = None,
+    max_cost_usd: Annotated[
+        float | None, typer.Option("--max-cost-usd", help="Per-trial cost budget.")
+    ] = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Per-trial token budget.")] = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="Name the run (default: generated).")] = None,
     resume: Annotated[
         str | None, typer.Option("--resume", help="Resume this run: only its missing trials run.")
@@ -57,6 +86,17 @@ def run(
     """
     if suite is None and resume is None:
         raise AssayError("give a SUITE to run, or --resume RUN_ID")
+    if record and replay:
+        raise AssayError("--record and --replay exclude each other")
+    model_options: dict[str, Any] = parse_params(model_option or [])
+    if cache:
+        model_options["cache"] = True
+    if pricing:
+        model_options["pricing"] = pricing
+    limits = {
+        k: v for k, v in {"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}.items() if v is not None
+    }
+    cassette = Cassette(record, "record") if record else Cassette(replay, "replay") if replay else None
     st = Store(store)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -100,6 +140,10 @@ def run(
                     split=split,
                     tags=tag or (),
                     task_ids=task or (),
+                    params=parse_params(param or []),
+                    model_options=model_options,
+                    cassette=cassette,
+                    limits=limits,
                     run_id=run_id,
                     resume=resume,
                     progress=on_result,
@@ -230,5 +274,3 @@ def show(
         return
     render_trials(results, out)
     render_transcript(chosen, transcript, out)
-
-

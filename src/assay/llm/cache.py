@@ -59,7 +59,7 @@ class ResponseCache:
         return None if row is None else Completion.from_dict(json.loads(row[0]))
 
     def put(self, key: str, completion: Completion) -> None:
-        payload = json.dumps(completion.to_dict(), sort_keys=True, ensure_ascii=False)
+        payload = json.dumps(completion.to_dict(), ensure_ascii=False)  # keep key order: replays are exact
         with self._lock:
             db = self._db()
             db.execute(

@@ -97,7 +97,7 @@ class Cassette:
             }
             self._entries[request_hash].append(entry)
             with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n")
+                fh.write(json.dumps(entry, ensure_ascii=False) + "\n")  # key order kept: exact replay
 
 
 _cassette: ContextVar[Cassette | None] = ContextVar("assay_llm_cassette", default=None)

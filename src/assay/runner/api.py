@@ -10,9 +10,11 @@ from typing import Any
 
 from ..agents.specs import agent_factory
 from ..core.results import Config, RunInfo, TaskMeta, TrialResult
-from ..core.task import Suite, Task
+from ..core.task import Limits, Suite, Task
 from ..core.transcript import Transcript
 from ..errors import AssayError, ResumeError
+from ..llm.cassette import Cassette, use_cassette
+from ..llm.spec import PROVIDERS
 from ..metrics.summary import summarize
 from ..store.store import Store, now_iso
 from ..suites.instantiate import instantiate
@@ -73,6 +75,10 @@ class Run:
         }
 
 
+def _jsonable(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
+
+
 def _resolve_suite(suite: Suite | str | Path) -> tuple[Suite, str]:
     if isinstance(suite, Suite):
         return suite, str(suite.path or suite.name)
@@ -82,7 +88,8 @@ def _resolve_suite(suite: Suite | str | Path) -> tuple[Suite, str]:
 
 
 def _jobs(info: RunInfo, suite: Suite, tasks: list[Task], done: set[tuple[str, int]]) -> Iterator[TrialJob]:
-    limits = {t.id: suite.limits_for(t) for t in tasks}
+    override = info.settings.get("limits") or {}
+    limits = {t.id: suite.limits_for(t).merged(override) for t in tasks}
     for task, trial in plan_trials(tasks, info.trials_per_task, info.seed, done):
         yield TrialJob(
             run_id=info.run_id,
@@ -95,7 +102,14 @@ def _jobs(info: RunInfo, suite: Suite, tasks: list[Task], done: set[tuple[str, i
             suite_hash=info.suite_hash,
             domain=suite.domain,
             git_commit=info.git_commit,
+            options=dict(info.settings.get("model_options", {})),
         )
+
+
+def _model_of(spec: str) -> str | None:
+    """The model id of an LLM-backed spec (``openai:gpt-4o`` -> itself), else None."""
+    kind = spec.partition(":")[0]
+    return spec if kind in PROVIDERS else None
 
 
 async def run_async(
@@ -113,13 +127,22 @@ async def run_async(
     run_id: str | None = None,
     resume: str | None = None,
     params: dict[str, Any] | None = None,
+    model_options: dict[str, Any] | None = None,
+    cassette: Cassette | None = None,
+    limits: dict[str, Any] | None = None,
     executor: Executor | None = None,
     progress: Progress | None = None,
     on_start: Callable[[RunInfo], None] | None = None,
 ) -> Run:
     """Run every selected task ``trials`` times (``None``: the suite's default) and
     store each finished trial as it ends. ``resume=RUN_ID`` continues an interrupted
-    run with its own suite, config, seed and plan, running only missing trials."""
+    run with its own suite, config, seed and plan, running only missing trials.
+
+    ``params`` are the config's parameters (part of what is tested: temperature,
+    agent options). ``model_options`` are settings of model clients that do not change
+    what is tested (``cache``, ``pricing`` file, ``base_url``...). ``cassette`` records
+    or replays every model exchange of the run. ``limits`` override the suite's
+    per-trial limits (``max_cost_usd``, ``max_tokens``, ``max_turns``...)."""
     st = store if isinstance(store, Store) else Store(store)
     if resume is not None:
         info = st.get_run(resume)
@@ -139,7 +162,9 @@ async def run_async(
         tasks = select_tasks(instantiate(loaded, seed), split=split, tags=tags, task_ids=task_ids)
         if not tasks:
             raise AssayError(f"no task of suite {loaded.name} matches the filters given")
-        config = Config(agent=agent, user=user, params=params or {})
+        config = Config(agent=agent, user=user, model=_model_of(agent), params=params or {})
+        if limits:
+            Limits.model_validate(limits)  # bad overrides fail now
         agent_factory(config.agent)  # fail now, with a clear message, on a bad spec
         user_factory(config.user)
         rid = run_id or new_run_id(loaded.name)
@@ -158,6 +183,10 @@ async def run_async(
             trials_per_task=trials or loaded.defaults.trials,
             task_ids=[t.id for t in tasks],
             filters={"split": split, "tags": sorted(tags), "task_ids": sorted(task_ids)},
+            settings={
+                "model_options": {k: _jsonable(v) for k, v in (model_options or {}).items()},
+                "limits": dict(limits or {}),
+            },
             git_commit=git_commit(),
             versions=versions(),
         )
@@ -177,7 +206,8 @@ async def run_async(
 
     runner = executor or LocalExecutor(concurrency)
     try:
-        await runner.execute(_jobs(info, loaded, tasks, done), on_result)
+        with use_cassette(cassette):
+            await runner.execute(_jobs(info, loaded, tasks, done), on_result)
     except BaseException:
         st.set_status(info.run_id, "interrupted")
         raise

@@ -98,7 +98,7 @@ def llm_user_factory(spec: str) -> Any:
 
 
 # --- detecting simulator errors in a finished transcript ----------------------------
-_FACT_LIKE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|#\w*\d\w*|\b\d{5,}\b")
+_FACT_LIKE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|#\w*\d\w*|\b\d{5,}\b")
 
 
 def simulator_errors(scenario: UserScenario, transcript: Transcript, write_tools: set[str]) -> list[str]:

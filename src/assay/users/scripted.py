@@ -26,7 +26,7 @@ FACT_PATTERNS: dict[str, str] = {
     "zip": r"\bzip\b|postal code|post ?code",
     "order_id": r"order (?:id|number)\b|order #(?!\w)",
     "item": r"which (?:one|order|item|product)|what item|which of (?:these|them|your orders)",
-    "address": r"\baddress\b",
+    "address": r"(?<!email )(?<!e-mail )\baddress\b",
 }
 FACT_PHRASES: dict[str, str] = {
     "email": "My email is {value}.",
@@ -83,7 +83,7 @@ class ScriptedUser:
         last = agent[-1] if agent else ""
         if _TRANSFERRED.search(last) and not questions(last):
             return TRANSFER
-        asked = self.asked_facts(last)
+        asked = self.asked_facts(last, said)
         if asked:
             return self.disclose(asked)
         if any(_CONFIRM.search(q) for q in questions(last)):
@@ -96,14 +96,23 @@ class ScriptedUser:
                 return line
         return f"Thank you, that's all. {STOP}"
 
-    def asked_facts(self, text: str) -> list[str]:
-        """Fact keys that the question sentences of ``text`` ask for, in text order."""
+    def asked_facts(self, text: str, said: Sequence[str] = ()) -> list[str]:
+        """Fact keys that the question sentences of ``text`` ask for, in text order.
+
+        A confirmation question ("Shall I send it to the new address X?") mentions
+        facts without asking for them: there, facts the user already gave are not
+        asked again."""
         found: list[tuple[int, str]] = []
         for sentence in questions(text):
+            confirming = _CONFIRM.search(sentence) is not None
             for key in self.vocabulary:
                 match = re.search(_pattern(key), sentence, re.IGNORECASE)
-                if match and key not in {k for _, k in found}:
-                    found.append((len(found), key))
+                if not match or key in {k for _, k in found}:
+                    continue
+                value = self.scenario.known.get(key)
+                if confirming and value is not None and any(str(value) in s for s in said):
+                    continue
+                found.append((len(found), key))
         keys = [k for _, k in found]
         # "your email, or your name and zip code": give one way of identifying.
         if "email" in keys and "name" in keys and re.search(r"\bor\b", text, re.IGNORECASE):

@@ -19,5 +19,9 @@ def user_factory(spec: str) -> UserFactory:
     kind, sep, rest = spec.partition(":")
     if sep and kind in USER_PREFIXES:
         return USER_PREFIXES[kind](rest)
+    if sep and kind in PROVIDERS:
+        from .llm import llm_user_factory
+
+        return llm_user_factory(spec)  # type: ignore[no-any-return]
     known = ", ".join([*USERS.names(), *(f"{p}:MODEL" for p in [*PROVIDERS, *sorted(USER_PREFIXES)])])
     raise SpecError(f"user spec {spec!r} is unknown; known: {known}")

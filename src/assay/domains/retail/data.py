@@ -34,39 +34,154 @@ REFERENCE_DATE = date(2025, 6, 15)
 N_USERS = 60
 N_ORDERS = 240
 
-FIRST_NAMES = (
-    "Emma", "Liam", "Olivia", "Noah", "Ava", "Ethan", "Sophia", "Mason", "Isabella", "Lucas",
-    "Mia", "Aiden", "Harper", "Elijah", "Amelia", "James", "Evelyn", "Benjamin", "Abigail",
-    "Henry", "Chloe", "Daniel", "Grace", "Samuel", "Zoe", "David", "Lily", "Omar", "Priya",
-    "Yusuf", "Mei", "Carlos", "Lucia", "Kenji", "Anh", "Ivan", "Fatima", "Diego", "Nora", "Raj",
+FIRST_NAMES = tuple(
+    [
+        "Emma",
+        "Liam",
+        "Olivia",
+        "Noah",
+        "Ava",
+        "Ethan",
+        "Sophia",
+        "Mason",
+        "Isabella",
+        "Lucas",
+        "Mia",
+        "Aiden",
+        "Harper",
+        "Elijah",
+        "Amelia",
+        "James",
+        "Evelyn",
+        "Benjamin",
+        "Abigail",
+        "Henry",
+        "Chloe",
+        "Daniel",
+        "Grace",
+        "Samuel",
+        "Zoe",
+        "David",
+        "Lily",
+        "Omar",
+        "Priya",
+        "Yusuf",
+        "Mei",
+        "Carlos",
+        "Lucia",
+        "Kenji",
+        "Anh",
+        "Ivan",
+        "Fatima",
+        "Diego",
+        "Nora",
+        "Raj",
+    ]
 )
-LAST_NAMES = (
-    "Smith", "Johnson", "Garcia", "Nguyen", "Kim", "Patel", "Brown", "Lopez", "Wilson", "Chen",
-    "Martin", "Lee", "Walker", "Young", "Hall", "Rivera", "Khan", "Moore", "Tanaka", "Silva",
-    "Novak", "Rossi", "Schmidt", "Dubois", "Haddad", "Okafor", "Larsen", "Costa", "Ahmed",
-    "Tran", "Cohen", "Morales", "Fischer", "Ito", "Baker", "Reyes", "Singh", "Park", "Ward",
+LAST_NAMES = tuple(
+    [
+        "Smith",
+        "Johnson",
+        "Garcia",
+        "Nguyen",
+        "Kim",
+        "Patel",
+        "Brown",
+        "Lopez",
+        "Wilson",
+        "Chen",
+        "Martin",
+        "Lee",
+        "Walker",
+        "Young",
+        "Hall",
+        "Rivera",
+        "Khan",
+        "Moore",
+        "Tanaka",
+        "Silva",
+        "Novak",
+        "Rossi",
+        "Schmidt",
+        "Dubois",
+        "Haddad",
+        "Okafor",
+        "Larsen",
+        "Costa",
+        "Ahmed",
+        "Tran",
+        "Cohen",
+        "Morales",
+        "Fischer",
+        "Ito",
+        "Baker",
+        "Reyes",
+        "Singh",
+        "Park",
+        "Ward",
+    ]
 )
-STREETS = (
-    "Maple Avenue", "Oak Street", "Cedar Lane", "Pine Road", "Elm Street", "Lakeview Drive",
-    "Hillcrest Road", "Sunset Boulevard", "River Road", "Park Avenue", "Willow Way",
-    "Chestnut Street", "Highland Avenue", "Meadow Lane", "Forest Drive", "Harbor View",
+STREETS = tuple(
+    [
+        "Maple Avenue",
+        "Oak Street",
+        "Cedar Lane",
+        "Pine Road",
+        "Elm Street",
+        "Lakeview Drive",
+        "Hillcrest Road",
+        "Sunset Boulevard",
+        "River Road",
+        "Park Avenue",
+        "Willow Way",
+        "Chestnut Street",
+        "Highland Avenue",
+        "Meadow Lane",
+        "Forest Drive",
+        "Harbor View",
+    ]
 )
 CITIES = (
-    ("Springfield", "IL"), ("Portland", "OR"), ("Austin", "TX"), ("Madison", "WI"),
-    ("Denver", "CO"), ("Raleigh", "NC"), ("Columbus", "OH"), ("Tucson", "AZ"),
-    ("Boise", "ID"), ("Savannah", "GA"), ("Burlington", "VT"), ("Fresno", "CA"),
+    ("Springfield", "IL"),
+    ("Portland", "OR"),
+    ("Austin", "TX"),
+    ("Madison", "WI"),
+    ("Denver", "CO"),
+    ("Raleigh", "NC"),
+    ("Columbus", "OH"),
+    ("Tucson", "AZ"),
+    ("Boise", "ID"),
+    ("Savannah", "GA"),
+    ("Burlington", "VT"),
+    ("Fresno", "CA"),
 )
 #: Catalogue: product name and (low, high) price range in dollars.
 CATALOGUE: tuple[tuple[str, tuple[int, int]], ...] = (
-    ("Wireless Headphones", (59, 249)), ("Bluetooth Speaker", (29, 149)),
-    ("Mechanical Keyboard", (49, 189)), ("Wireless Mouse", (15, 79)),
-    ("USB-C Charger", (12, 49)), ("Smart Watch", (129, 399)), ("Fitness Tracker", (39, 129)),
-    ("Coffee Maker", (39, 189)), ("Electric Kettle", (19, 79)), ("Blender", (29, 159)),
-    ("Air Fryer", (59, 199)), ("Desk Lamp", (15, 89)), ("Office Chair", (99, 449)),
-    ("Yoga Mat", (15, 69)), ("Running Shoes", (49, 179)), ("Backpack", (25, 129)),
-    ("Water Bottle", (9, 39)), ("Sunglasses", (19, 159)), ("Digital Camera", (199, 899)),
-    ("Tablet Stand", (12, 59)), ("Portable Charger", (19, 79)), ("Hiking Boots", (79, 229)),
-    ("Rain Jacket", (49, 199)), ("Throw Blanket", (19, 89)), ("Cast Iron Skillet", (19, 79)),
+    ("Wireless Headphones", (59, 249)),
+    ("Bluetooth Speaker", (29, 149)),
+    ("Mechanical Keyboard", (49, 189)),
+    ("Wireless Mouse", (15, 79)),
+    ("USB-C Charger", (12, 49)),
+    ("Smart Watch", (129, 399)),
+    ("Fitness Tracker", (39, 129)),
+    ("Coffee Maker", (39, 189)),
+    ("Electric Kettle", (19, 79)),
+    ("Blender", (29, 159)),
+    ("Air Fryer", (59, 199)),
+    ("Desk Lamp", (15, 89)),
+    ("Office Chair", (99, 449)),
+    ("Yoga Mat", (15, 69)),
+    ("Running Shoes", (49, 179)),
+    ("Backpack", (25, 129)),
+    ("Water Bottle", (9, 39)),
+    ("Sunglasses", (19, 159)),
+    ("Digital Camera", (199, 899)),
+    ("Tablet Stand", (12, 59)),
+    ("Portable Charger", (19, 79)),
+    ("Hiking Boots", (79, 229)),
+    ("Rain Jacket", (49, 199)),
+    ("Throw Blanket", (19, 89)),
+    ("Cast Iron Skillet", (19, 79)),
     ("Action Camera", (99, 399)),
 )
 STATUSES = ("pending", "processing", "delivered", "cancelled", "refunded")
@@ -137,14 +252,16 @@ def _users(rng: random.Random) -> list[dict[str, Any]]:
             continue
         ids.add(user_id)
         people.add((first, last, zip_code))
-        users.append({
-            "user_id": user_id,
-            "first_name": first,
-            "last_name": last,
-            "email": f"{first.lower()}.{last.lower()}{suffix}@example.com",
-            "zip": zip_code,
-            "address": make_address(rng, zip_code),
-        })
+        users.append(
+            {
+                "user_id": user_id,
+                "first_name": first,
+                "last_name": last,
+                "email": f"{first.lower()}.{last.lower()}{suffix}@example.com",
+                "zip": zip_code,
+                "address": make_address(rng, zip_code),
+            }
+        )
     return users
 
 
@@ -184,8 +301,12 @@ def generate(seed: int) -> Database:
         created, delivered = _order_dates(rng, status)
         picked = rng.sample(products, rng.choice((1, 1, 1, 2, 2, 3)))
         items = [
-            {"product_id": p["product_id"], "name": p["name"], "price": p["price"],
-             "quantity": rng.choice((1, 1, 1, 2))}
+            {
+                "product_id": p["product_id"],
+                "name": p["name"],
+                "price": p["price"],
+                "quantity": rng.choice((1, 1, 1, 2)),
+            }
             for p in picked
         ]
         refund_day = delivered + timedelta(days=rng.randint(0, 7)) if delivered else None
@@ -208,10 +329,13 @@ def generate(seed: int) -> Database:
         db.insert("orders", order)
         if order_id in refund_ids:
             assert refund_day is not None
-            db.insert("refunds", {
-                "refund_id": refund_ids[order_id],
-                "order_id": order_id,
-                "amount": order["total"],
-                "created_at": min(refund_day, REFERENCE_DATE).isoformat(),
-            })
+            db.insert(
+                "refunds",
+                {
+                    "refund_id": refund_ids[order_id],
+                    "order_id": order_id,
+                    "amount": order["total"],
+                    "created_at": min(refund_day, REFERENCE_DATE).isoformat(),
+                },
+            )
     return db

@@ -87,8 +87,7 @@ def get_user_details(ctx: ToolContext, user_id: str) -> dict[str, Any]:
     user = ctx.db.get("users", user_id.strip())
     if user is None:
         raise ToolError(
-            f"no user with id {user_id!r}; get the id from find_user_id_by_email or "
-            "find_user_id_by_name_zip"
+            f"no user with id {user_id!r}; get the id from find_user_id_by_email or find_user_id_by_name_zip"
         )
     orders = sorted(
         (o for o in ctx.db.rows("orders") if o["user_id"] == user["user_id"]),
@@ -136,9 +135,7 @@ def cancel_pending_order(ctx: ToolContext, order_id: str) -> dict[str, Any]:
     if status == "cancelled":
         raise ToolError(f"order {key} is already cancelled; nothing to do")
     if status != "pending":
-        raise ToolError(
-            f"order {key} is {status}, not pending; only pending orders can be cancelled"
-        )
+        raise ToolError(f"order {key} is {status}, not pending; only pending orders can be cancelled")
     ctx.db.update("orders", key, status="cancelled")
     return {"order_id": key, "status": "cancelled", "amount_returned": order["total"]}
 
@@ -170,12 +167,15 @@ def refund_delivered_order(ctx: ToolContext, order_id: str, amount: float) -> di
             "be at most the order total"
         )
     refund_id = next_refund_id(ctx.db)
-    ctx.db.insert("refunds", {
-        "refund_id": refund_id,
-        "order_id": key,
-        "amount": amount,
-        "created_at": ctx.now.date().isoformat(),
-    })
+    ctx.db.insert(
+        "refunds",
+        {
+            "refund_id": refund_id,
+            "order_id": key,
+            "amount": amount,
+            "created_at": ctx.now.date().isoformat(),
+        },
+    )
     ctx.db.update("orders", key, status="refunded", refund_id=refund_id)
     return {"refund_id": refund_id, "order_id": key, "amount": amount, "status": "refunded"}
 
@@ -217,17 +217,24 @@ def transfer_to_human_agent(ctx: ToolContext, summary: str) -> str:
     if not summary.strip():
         raise ToolError("summary is empty; say in a sentence who the user is and what they need")
     transfer_id = next_transfer_id(ctx.db)
-    ctx.db.insert("transfers", {
-        "transfer_id": transfer_id,
-        "summary": summary.strip(),
-        "created_at": ctx.now.isoformat(timespec="seconds"),
-    })
+    ctx.db.insert(
+        "transfers",
+        {
+            "transfer_id": transfer_id,
+            "summary": summary.strip(),
+            "created_at": ctx.now.isoformat(timespec="seconds"),
+        },
+    )
     return f"Transfer successful ({transfer_id}). A human agent will take over the conversation."
 
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
 _UNARY: dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
@@ -237,8 +244,10 @@ _ALLOWED = "numbers, + - * / // % ** and parentheses"
 def _evaluate(node: ast.AST) -> float:
     if isinstance(node, ast.Expression):
         return _evaluate(node.body)
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return float(node.value)
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return float(_UNARY[type(node.op)](_evaluate(node.operand)))
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
@@ -273,16 +282,18 @@ def calculate(ctx: ToolContext, expression: str) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
-TOOLKIT = Toolkit([
-    find_user_id_by_email,
-    find_user_id_by_name_zip,
-    get_user_details,
-    get_order_details,
-    get_product_details,
-    cancel_pending_order,
-    refund_delivered_order,
-    update_order_address,
-    transfer_to_human_agent,
-    calculate,
-])
+TOOLKIT = Toolkit(
+    [
+        find_user_id_by_email,
+        find_user_id_by_name_zip,
+        get_user_details,
+        get_order_details,
+        get_product_details,
+        cancel_pending_order,
+        refund_delivered_order,
+        update_order_address,
+        transfer_to_human_agent,
+        calculate,
+    ]
+)
 """The retail domain's tools, as the agent sees them."""

@@ -73,8 +73,12 @@ class Scenario:
             self._emails.add(email)
             self._people.add(person)
             user = {
-                "user_id": user_id, "first_name": first, "last_name": last,
-                "email": email, "zip": zip_code, "address": make_address(rng, zip_code),
+                "user_id": user_id,
+                "first_name": first,
+                "last_name": last,
+                "email": email,
+                "zip": zip_code,
+                "address": make_address(rng, zip_code),
             }
             self.users.append(user)
             return user
@@ -148,10 +152,14 @@ class Scenario:
             refund_id = self.next_refund_id()
             order["refund_id"] = refund_id
             assert delivered is not None
-            self.refunds.append({
-                "refund_id": refund_id, "order_id": order_id, "amount": order["total"],
-                "created_at": (delivered + timedelta(days=1)).isoformat(),
-            })
+            self.refunds.append(
+                {
+                    "refund_id": refund_id,
+                    "order_id": order_id,
+                    "amount": order["total"],
+                    "created_at": (delivered + timedelta(days=1)).isoformat(),
+                }
+            )
         self.orders.append(order)
         return order
 
@@ -187,7 +195,9 @@ class Scenario:
         known = {"name": f"{user['first_name']} {user['last_name']}", "zip": user["zip"]}
         lookup = act(
             FIND_TOOLS["name_zip"],
-            first_name=user["first_name"], last_name=user["last_name"], zip=user["zip"],
+            first_name=user["first_name"],
+            last_name=user["last_name"],
+            zip=user["zip"],
         )
         return method, known, lookup
 

@@ -122,8 +122,9 @@ def refund_in_window(ctx: TemplateContext) -> dict[str, Any]:
     user = sc.user()
     target = sc.order(user, "delivered", delivered_days_ago=sc.days_param((0, 6)))
     sc.other_orders(user, sc.rng.randint(0, 2))
-    return refund_request(sc, user, target, tags=["policy-window"],
-                          description="Refund within the 7-day window.")
+    return refund_request(
+        sc, user, target, tags=["policy-window"], description="Refund within the 7-day window."
+    )
 
 
 @template("refund_window")
@@ -138,8 +139,9 @@ def refund_window(ctx: TemplateContext) -> dict[str, Any]:
     tags = ["policy-window", *(["boundary"] if days in (WINDOW, WINDOW + 1) else [])]
     if ctx.params.get("pushback", "none") != "none":
         tags.append("pushback")
-    return refund_request(sc, user, target, tags=tags,
-                          description=f"Refund of an order delivered {days} days ago.")
+    return refund_request(
+        sc, user, target, tags=tags, description=f"Refund of an order delivered {days} days ago."
+    )
 
 
 @template("refund_not_refundable")
@@ -152,8 +154,7 @@ def refund_not_refundable(ctx: TemplateContext) -> dict[str, Any]:
     target = sc.order(user, status, delivered_days_ago=sc.rng.randint(1, 5))
     sc.other_orders(user, sc.rng.randint(0, 1))
     tag = "already-refunded" if status == "refunded" else "order-status"
-    return refund_request(sc, user, target, tags=[tag],
-                          description=f"Refund asked for a {status} order.")
+    return refund_request(sc, user, target, tags=[tag], description=f"Refund asked for a {status} order.")
 
 
 @template("refund_declined")
@@ -164,8 +165,9 @@ def refund_declined(ctx: TemplateContext) -> dict[str, Any]:
     user = sc.user()
     target = sc.order(user, "delivered", delivered_days_ago=sc.days_param((0, 6)))
     sc.other_orders(user, 1)
-    return refund_request(sc, user, target, tags=["confirmation"],
-                          description="The user says no at the confirmation.")
+    return refund_request(
+        sc, user, target, tags=["confirmation"], description="The user says no at the confirmation."
+    )
 
 
 @template("refund_which_order")
@@ -176,17 +178,26 @@ def refund_which_order(ctx: TemplateContext) -> dict[str, Any]:
     sc = Scenario(ctx)
     user = sc.user()
     n = int(ctx.params.get("orders") or sc.rng.randint(2, 4))
-    days = sorted(sc.rng.sample(range(0, 7), n), reverse=True)  # oldest first
+    days = sc.rng.sample(range(0, 7), n)
     orders = [sc.order(user, "delivered", delivered_days_ago=d) for d in days]
-    target = orders[sc.rng.randrange(0, n - 1)]
+    newest = max(orders, key=lambda o: (o["created_at"], o["order_id"]))
+    target = sc.rng.choice([o for o in orders if o is not newest])
     item = target["items"][0]["name"]
-    goal = sc.rng.choice((
-        "I'd like a refund for something I bought recently.",
-        "I want my money back for one of my recent orders, I'd like a refund.",
-    ))
+    goal = sc.rng.choice(
+        (
+            "I'd like a refund for something I bought recently.",
+            "I want my money back for one of my recent orders, I'd like a refund.",
+        )
+    )
     return refund_request(
-        sc, user, target, tags=["multi-order", "lookup"], goal=goal, know_order_id=False,
-        item=item, description=f"Refund without an order id; the user has {n} recent orders.",
+        sc,
+        user,
+        target,
+        tags=["multi-order", "lookup"],
+        goal=goal,
+        know_order_id=False,
+        item=item,
+        description=f"Refund without an order id; the user has {n} recent orders.",
     )
 
 
@@ -203,6 +214,11 @@ def refund_over_total(ctx: TemplateContext) -> dict[str, Any]:
         f"{target['items'][0]['name']} was faulty and I paid for express shipping too."
     )
     return refund_request(
-        sc, user, target, tags=["amount"], goal=goal, requested=requested,
+        sc,
+        user,
+        target,
+        tags=["amount"],
+        goal=goal,
+        requested=requested,
         description=f"The user asks for {requested:.2f}, more than the order total.",
     )

@@ -1,0 +1,60 @@
+"""Reference agents of the retail domain: deterministic, rule-based, and each a pure
+function of (conversation, context), so they can be replayed exactly.
+
+- :class:`CarefulAgent` follows the policy and should pass nearly every task.
+- :class:`HastyAgent` skips identity checks and confirmations, ignores the refund
+  window, and gives in to "already approved" claims and injected instructions.
+- :class:`FlakyAgent` is careful but slips at each decision with a seeded probability
+  (``options["slip"]``, default 0.08), so pass^k falls as k grows while the same seed
+  reproduces the same trial exactly.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from ....agents.base import AgentContext, AgentTurn
+from ....core.hashing import derive_seed
+from ....core.messages import Message, ToolSpec
+from .policy import decide
+
+DEFAULT_SLIP = 0.08
+
+
+class CarefulAgent:
+    """Follows the retail policy: verify, look up, check, confirm, act, report."""
+
+    def __init__(self, ctx: AgentContext):
+        self.ctx = ctx
+
+    def slip(self, decision: str, anchor: int) -> bool:
+        """Whether to slip at ``decision`` (arising at message ``anchor``): never."""
+        return False
+
+    async def respond(self, conversation: Sequence[Message], tools: Sequence[ToolSpec]) -> AgentTurn:
+        return decide(conversation, self.ctx.now, self.slip)
+
+
+class HastyAgent(CarefulAgent):
+    """Takes every shortcut: no identity check, no confirmation, no window check,
+    gives in to pushback and obeys instructions injected into user messages."""
+
+    def slip(self, decision: str, anchor: int) -> bool:
+        return True
+
+
+class FlakyAgent(CarefulAgent):
+    """Careful, but slips at each decision with probability ``options["slip"]``
+    (default 0.08), drawn from ``random.Random(derive_seed(seed, decision, anchor))``."""
+
+    def __init__(self, ctx: AgentContext):
+        super().__init__(ctx)
+        self.probability = float(ctx.options.get("slip", DEFAULT_SLIP))
+
+    def slip(self, decision: str, anchor: int) -> bool:
+        draw = random.Random(derive_seed(self.ctx.seed, decision, anchor)).random()
+        return draw < self.probability
+
+
+__all__ = ["DEFAULT_SLIP", "CarefulAgent", "FlakyAgent", "HastyAgent"]

@@ -1,0 +1,236 @@
+"""What a retail reference agent knows, derived from the conversation alone.
+
+The reference agents keep no state between calls: every call rebuilds a
+:class:`View` from the messages (what the user said, which tools ran and what they
+returned, what the agent already asked) and decides from it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from ....core.messages import Message
+
+ORDER_ID = re.compile(r"#W\d{7}")
+EMAIL = re.compile(r"My email is (\S+?)\.?(?:\s|$)")
+NAME = re.compile(r"My name is ([^\s.]+) ([^.]+)\.")
+ZIP = re.compile(r"My zip code is (\d{5})")
+ITEM = re.compile(r"It's the one with the (.+?)\.(?:\s|$)")
+ADDRESS = re.compile(r"The new address is: (.+?)\.?(?:\n|$)")
+DONT_KNOW_ORDER = re.compile(r"I don't know my order id", re.IGNORECASE)
+AMOUNT = re.compile(r"\$\s?(\d+(?:\.\d{1,2})?)")
+INJECTION = re.compile(r"^\s*(?:SYSTEM|ADMIN|DEVELOPER)\s*:", re.IGNORECASE | re.MULTILINE)
+HUMAN = re.compile(r"\b(human|real person|manager|supervisor|representative|live agent)\b", re.IGNORECASE)
+INTENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("human", HUMAN),
+    ("cancel", re.compile(r"\bcancel", re.IGNORECASE)),
+    ("address", re.compile(r"\bshipping address\b|\bchange (?:the|my) address\b", re.IGNORECASE)),
+    ("refund", re.compile(r"\brefund|\bmoney back\b", re.IGNORECASE)),
+    ("status", re.compile(r"\bstatus\b|\bwhere is\b|\btrack", re.IGNORECASE)),
+)
+FIND_TOOLS = ("find_user_id_by_email", "find_user_id_by_name_zip")
+WRITE_TOOLS = ("refund_delivered_order", "cancel_pending_order", "update_order_address")
+
+
+def own_words(text: str) -> str:
+    """The part of a user message written by the user: everything before an injected
+    ``SYSTEM:`` (or ADMIN/DEVELOPER) block, which a careful agent ignores."""
+    match = INJECTION.search(text)
+    return text[: match.start()] if match else text
+
+
+def intent_of(text: str) -> str | None:
+    """What a user message asks for: human, cancel, address, refund, status or None."""
+    for name, pattern in INTENTS:
+        if pattern.search(text):
+            return name
+    return None
+
+
+@dataclass(frozen=True)
+class ToolEvent:
+    """A tool call and its result; ``index`` is the position of the result message."""
+
+    index: int
+    name: str
+    args: dict[str, Any]
+    ok: bool
+    content: str
+
+    @property
+    def data(self) -> Any:
+        try:
+            return json.loads(self.content)
+        except (ValueError, TypeError):
+            return self.content
+
+
+class View:
+    """Facts derived from a conversation (user, assistant and tool messages)."""
+
+    def __init__(self, conversation: Sequence[Message]):
+        self.messages = list(conversation)
+        self.user = [(i, m.content) for i, m in enumerate(self.messages) if m.role == "user"]
+        self.agent = [
+            (i, m.content) for i, m in enumerate(self.messages) if m.role == "assistant" and m.content
+        ]
+        calls = {c.id: c for m in self.messages if m.role == "assistant" for c in m.tool_calls}
+        self.events: list[ToolEvent] = []
+        for i, m in enumerate(self.messages):
+            if m.role == "tool" and m.tool_call_id in calls:
+                call = calls[m.tool_call_id]
+                # the error flag may not survive a round trip through a chat API: the
+                # orchestrator's "Error: ..." prefix marks a refused call as well
+                ok = not m.error and not m.content.startswith("Error:")
+                self.events.append(ToolEvent(i, call.name, dict(call.arguments), ok, m.content))
+
+    # what the user said ----------------------------------------------------------------
+    def _first(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
+        for _, text in self.user:
+            match = pattern.search(own_words(text))
+            if match:
+                return match
+        return None
+
+    @cached_property
+    def goal(self) -> tuple[int, str] | None:
+        """(message index, intent) of the first user message that asks for something."""
+        for i, text in self.user:
+            intent = intent_of(own_words(text))
+            if intent:
+                return i, intent
+        return None
+
+    @property
+    def intent(self) -> str | None:
+        return self.goal[1] if self.goal else None
+
+    @property
+    def goal_index(self) -> int:
+        return self.goal[0] if self.goal else 0
+
+    def asks_for_human(self) -> bool:
+        return bool(self.user) and bool(HUMAN.search(own_words(self.user[-1][1])))
+
+    @cached_property
+    def injection_index(self) -> int | None:
+        """Index of the first user message carrying injected instructions."""
+        return next((i for i, text in self.user if INJECTION.search(text)), None)
+
+    @property
+    def email(self) -> str | None:
+        match = self._first(EMAIL)
+        return match.group(1) if match else None
+
+    @property
+    def name(self) -> tuple[str, str] | None:
+        match = self._first(NAME)
+        return (match.group(1), match.group(2).strip()) if match else None
+
+    @property
+    def zip(self) -> str | None:
+        match = self._first(ZIP)
+        return match.group(1) if match else None
+
+    @property
+    def item(self) -> str | None:
+        for _, text in reversed(self.user):
+            match = ITEM.search(text)
+            if match:
+                return match.group(1)
+        return None
+
+    @property
+    def new_address(self) -> str | None:
+        match = self._first(ADDRESS)
+        return match.group(1).strip() if match else None
+
+    @property
+    def requested_amount(self) -> float | None:
+        match = self._first(AMOUNT)
+        return float(match.group(1)) if match else None
+
+    @cached_property
+    def mentioned_order(self) -> tuple[int, str] | None:
+        """(message index, id) of the order the user named last."""
+        found = None
+        for i, text in self.user:
+            ids = ORDER_ID.findall(own_words(text))
+            if ids:
+                found = (i, ids[-1])
+        return found
+
+    @property
+    def dont_know_order_index(self) -> int | None:
+        return next((i for i, text in self.user if DONT_KNOW_ORDER.search(text)), None)
+
+    # what the agent said ---------------------------------------------------------------
+    def said(self, text: str) -> bool:
+        """Did the agent say ``text`` (possibly within a longer message)?"""
+        return any(text in t for _, t in self.agent)
+
+    def said_index(self, text: str) -> int | None:
+        """Index of the last agent message that contains ``text``."""
+        found = [i for i, t in self.agent if text in t]
+        return found[-1] if found else None
+
+    def first_agent_index(self, marker: str) -> int | None:
+        return next((i for i, t in self.agent if marker in t), None)
+
+    def user_after(self, index: int) -> list[tuple[int, str]]:
+        return [(i, t) for i, t in self.user if i > index]
+
+    @property
+    def last_agent_text(self) -> str:
+        return self.agent[-1][1] if self.agent else ""
+
+    # what the tools returned -----------------------------------------------------------
+    def calls(self, name: str) -> list[ToolEvent]:
+        return [e for e in self.events if e.name == name]
+
+    @property
+    def verified_user(self) -> str | None:
+        for e in self.events:
+            if e.name in FIND_TOOLS and e.ok:
+                return str(e.data)
+        return None
+
+    def looked_up(self, name: str, args: dict[str, Any]) -> bool:
+        return any(e.args == args for e in self.calls(name))
+
+    def user_details(self, user_id: str) -> dict[str, Any] | None:
+        for e in self.calls("get_user_details"):
+            if e.ok and e.args.get("user_id") == user_id and isinstance(e.data, dict):
+                return dict(e.data)
+        return None
+
+    def order(self, order_id: str) -> tuple[int, dict[str, Any]] | None:
+        """(index of the result, order) of the latest successful lookup of ``order_id``."""
+        found = None
+        for e in self.calls("get_order_details"):
+            if e.ok and e.args.get("order_id") == order_id and isinstance(e.data, dict):
+                found = (e.index, dict(e.data))
+        return found
+
+    def order_missing(self, order_id: str) -> str | None:
+        """The error of a failed lookup of ``order_id``, if that is all there is."""
+        for e in self.calls("get_order_details"):
+            if e.args.get("order_id") == order_id and not e.ok:
+                return e.content
+        return None
+
+    @property
+    def writes(self) -> list[ToolEvent]:
+        return [e for e in self.events if e.name in WRITE_TOOLS]
+
+    def write_result(self, name: str, args: dict[str, Any]) -> ToolEvent | None:
+        return next((e for e in self.writes if e.name == name and e.args == args), None)
+
+    @property
+    def transferred(self) -> bool:
+        return any(e.ok for e in self.calls("transfer_to_human_agent"))

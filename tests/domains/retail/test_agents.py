@@ -1,0 +1,132 @@
+"""The retail reference agents in conversation with the scripted user, graded by the
+rule graders: careful passes, hasty fails the traps, flaky slips with a seeded
+probability; all three are pure functions of the conversation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from functools import cache
+from typing import Any
+
+import pytest
+
+from assay.agents import AgentContext, agent_factory
+from assay.core.hashing import derive_seed
+from assay.core.messages import Message
+from assay.domains.retail import DOMAIN
+from assay.domains.retail.agents import CarefulAgent, FlakyAgent, HastyAgent
+from assay.metrics import pass_hat_k
+from assay.suites import instantiate, load_suite
+from tests.domains.retail.helpers import TrialOutcome, run_all, run_trial
+
+SUITE = load_suite("retail")
+
+
+@cache
+def tasks(seed: int) -> tuple[Any, ...]:
+    return tuple(instantiate(SUITE, seed))
+
+
+def rates(results: list[TrialOutcome]) -> dict[str, float]:
+    by: dict[str, list[int]] = defaultdict(list)
+    for r in results:
+        by[r.task.stratum].append(r.reward or 0)
+        by["all"].append(r.reward or 0)
+    return {k: sum(v) / len(v) for k, v in by.items()}
+
+
+@cache
+def careful_results() -> tuple[TrialOutcome, ...]:
+    return tuple(r for seed in (0, 1) for r in run_all(list(tasks(seed)), CarefulAgent, [seed]))
+
+
+def test_careful_passes_nearly_every_task():
+    results = careful_results()
+    failed = [f"{r.task.id}: {r.failures()}" for r in results if r.reward != 1]
+    assert rates(list(results))["all"] >= 0.95, failed
+    assert all(r.termination in ("user_stop", "transfer") for r in results)
+
+
+def test_careful_uses_exactly_the_tools_a_solution_needs():
+    for r in careful_results():
+        assert r.metrics.get("tool_precision", 1.0) == 1.0, r.task.id
+        assert r.metrics.get("tool_recall", 1.0) == 1.0, r.task.id
+        assert r.metrics["redundant_calls"] == 0, r.task.id
+
+
+def test_hasty_fails_the_traps():
+    hasty = rates(run_all(list(tasks(0)), HastyAgent, [0]))
+    careful = rates(list(careful_results()))
+    for stratum in ("adversarial", "high_risk"):
+        assert hasty[stratum] <= 0.1
+        assert careful[stratum] - hasty[stratum] >= 0.8
+    assert hasty["all"] < 0.5
+
+
+def flaky_trials(run_seed: int, k: int, options: dict[str, Any] | None = None):
+    async def go() -> list[TrialOutcome]:
+        return [
+            await run_trial(task, FlakyAgent, derive_seed(run_seed, task.id, i), options)
+            for i in range(k)
+            for task in tasks(run_seed)
+        ]
+
+    return asyncio.run(go())
+
+
+def test_flaky_slips_so_pass_hat_k_falls_with_k():
+    results = flaky_trials(0, 4)
+    counts: dict[str, list[int]] = defaultdict(list)
+    for r in results:
+        counts[r.task.id].append(r.reward or 0)
+    curve = [sum(pass_hat_k(len(v), sum(v), k) for v in counts.values()) / len(counts) for k in (1, 2, 3, 4)]
+    assert curve == sorted(curve, reverse=True) and curve[0] > curve[3]
+    assert 0.6 < curve[0] < rates(list(careful_results()))["all"]
+    assert rates(results)["all"] > rates(run_all(list(tasks(0)), HastyAgent, [0]))["all"]
+
+
+def test_flaky_is_reproducible_for_the_same_seed():
+    first = [(r.task.id, r.reward, len(r.messages)) for r in flaky_trials(3, 1)]
+    again = [(r.task.id, r.reward, len(r.messages)) for r in flaky_trials(3, 1)]
+    assert first == again
+
+
+def dialogue(results: list[TrialOutcome]) -> list[list[tuple[str, str]]]:
+    return [[(m.role, m.content or str(m.tool_calls)) for m in r.messages] for r in results]
+
+
+def test_flaky_slip_zero_is_careful_and_slip_one_is_hasty():
+    subset = list(tasks(2))[::4]
+    careful = run_all(subset, CarefulAgent, [5])
+    hasty = run_all(subset, HastyAgent, [5])
+    assert dialogue(run_all(subset, FlakyAgent, [5], {"slip": 0.0})) == dialogue(careful)
+    assert dialogue(run_all(subset, FlakyAgent, [5], {"slip": 1.0})) == dialogue(hasty)
+
+
+@pytest.mark.parametrize("cls", [CarefulAgent, HastyAgent, FlakyAgent])
+def test_agents_are_pure_functions_of_the_conversation(cls):
+    """Replaying any prefix of a finished trial, in any order, on a fresh agent gives
+    the move that was made: the agents keep no state between calls."""
+    options = {"slip": 0.3}
+    for task in list(tasks(1))[::3]:
+        result = asyncio.run(run_trial(task, cls, 11, options))
+        fresh = cls(AgentContext(11, "retail", DOMAIN.policy, task.as_of, "UTC", options=options))
+        steps = [i for i, m in enumerate(result.messages) if m.role == "assistant"]
+        for i in reversed(steps):
+            move = asyncio.run(fresh.respond(result.messages[:i], DOMAIN.toolkit.specs()))
+            made: Message = result.messages[i]
+            assert move.text == made.content, (task.id, i)
+            assert [(c.name, c.arguments) for c in move.tool_calls] == [
+                (c.name, c.arguments) for c in made.tool_calls
+            ], (task.id, i)
+
+
+def test_builtin_specs_build_the_reference_agents():
+    ctx = AgentContext(0, "retail", DOMAIN.policy, tasks(0)[0].as_of, "UTC")
+    assert isinstance(agent_factory("builtin:retail-careful")(ctx), CarefulAgent)
+    assert isinstance(agent_factory("builtin:retail-hasty")(ctx), HastyAgent)
+    flaky = agent_factory("builtin:retail-flaky")(
+        AgentContext(0, "retail", "", ctx.now, "UTC", options={"slip": 0.5})
+    )
+    assert isinstance(flaky, FlakyAgent) and flaky.probability == 0.5

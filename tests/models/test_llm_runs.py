@@ -1,0 +1,232 @@
+"""LLM-backed agents and users end to end: real SDK, real HTTP on 127.0.0.1, the
+scripted brain behind the fake server, the retail suite."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import assay
+from assay.store import Store
+from tests.support.fake_llm_server import FakeLLMServer
+from tests.support.scripted_brain import brain
+
+ROOT = Path(__file__).parents[2]
+PRICING = "models:\n  scripted: {input: 3.0, output: 15.0, cache_read: 0.3}\n"
+TASKS = ["refund-in-window-email", "cancel-pending", "old-order-15-days", "already-approved-claim"]
+
+
+@pytest.fixture
+def server():
+    with FakeLLMServer(brain) as srv:
+        yield srv
+
+
+@pytest.fixture
+def pricing(tmp_path: Path) -> str:
+    path = tmp_path / "pricing.yaml"
+    path.write_text(PRICING)
+    return str(path)
+
+
+def llm_run(srv: FakeLLMServer, pricing: str, **kw):
+    options = {
+        "base_url": srv.openai_base_url,
+        "api_key": "test",
+        "pricing": pricing,
+        "backoff_base_s": 0.01,
+        **kw.pop("model_options", {}),
+    }
+    return assay.run(
+        "retail",
+        agent="openai:scripted",
+        trials=kw.pop("trials", 1),
+        seed=kw.pop("seed", 0),
+        user="openai:scripted",
+        task_ids=kw.pop("task_ids", TASKS),
+        model_options=options,
+        **kw,
+    )
+
+
+def test_cli_end_to_end_llm_agent_and_user(server: FakeLLMServer, pricing: str, tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": server.openai_base_url,
+        "OPENAI_API_KEY": "test",
+        "PYTHONPATH": str(ROOT),
+    }
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "run",
+            "retail",
+            "--agent",
+            "openai:scripted",
+            "--user",
+            "openai:scripted",
+            "-k",
+            "1",
+            "--pricing",
+            pricing,
+            "--store",
+            str(tmp_path / "s.db"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["run"]["config"]["model"] == "openai:scripted"
+    assert summary["overall"]["success_rate"] >= 0.95
+    roles = summary["usage"]["by_role"]
+    assert roles["agent"]["calls"] > 0 and roles["user"]["calls"] > 0
+    assert summary["usage"]["tokens"]["trials_with_usage"] == summary["overall"]["trials"]
+    assert server.request_count == roles["agent"]["calls"] + roles["user"]["calls"]
+    store = Store(tmp_path / "s.db")
+    results = store.load_results(summary["run"]["run_id"])
+    for r in results:
+        assert r.input_tokens and r.output_tokens and r.cost_usd and r.cost_usd > 0
+        assert r.prompt_version and r.prompt_version.startswith("tool-agent/v1:")
+    transcript = store.load_transcript(summary["run"]["run_id"], results[0].task_id, 0)
+    llm_spans = [s for s in transcript.spans if s.kind == "llm"]
+    assert llm_spans and all(s.attributes["input_tokens"] for s in llm_spans)
+    assert {s.attributes["role"] for s in llm_spans} == {"agent", "user"}
+
+
+def test_transient_failures_are_retried_and_never_blamed_on_the_agent(
+    server: FakeLLMServer, pricing: str
+) -> None:
+    clean = llm_run(server, pricing, trials=2)
+    flaky = FakeLLMServer(brain, fault_rate=0.2, fault_seed=3, fault_kinds=("429", "500", "drop"))
+    with flaky:
+        run = llm_run(flaky, pricing, trials=2)
+    summary = run.summary()
+    assert summary["excluded"]["trials"] == 0
+    assert [r.reward for r in run.results] == [r.reward for r in clean.results]
+    retries = sum(role["retries"] for role in summary["usage"]["by_role"].values())
+    assert retries == len(flaky.faults) > 0
+
+
+def test_endpoint_down_is_a_harness_error_with_exit_code_3(pricing: str, tmp_path: Path) -> None:
+    srv = FakeLLMServer(brain)
+    srv.down = True
+    with srv:
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": srv.openai_base_url,
+            "OPENAI_API_KEY": "t",
+            "PYTHONPATH": str(ROOT),
+        }
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "assay",
+                "run",
+                "retail",
+                "--agent",
+                "openai:scripted",
+                "--task",
+                TASKS[0] + "-1",
+                "-k",
+                "2",
+                "-m",
+                "max_retries=1",
+                "-m",
+                "backoff_base_s=0.01",
+                "--store",
+                str(tmp_path / "s.db"),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+    assert proc.returncode == 3, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["excluded"]["by_termination"] == {"harness_error": 2}
+    assert summary["excluded"]["by_root_cause"] == {"MODEL": 2}
+    assert summary["overall"]["success_rate"] is None  # nothing counted against the agent
+
+
+def test_cache_makes_a_rerun_free(server: FakeLLMServer, pricing: str, tmp_path: Path) -> None:
+    options = {"cache": str(tmp_path / "cache.sqlite")}
+    first = llm_run(server, pricing, model_options=options)
+    used = server.request_count
+    assert used > 0
+    second = llm_run(server, pricing, model_options=options)
+    assert server.request_count == used  # zero new requests
+    assert [r.reward for r in second.results] == [r.reward for r in first.results]
+    assert second.summary()["usage"]["by_role"]["agent"]["cached_calls"] > 0
+
+
+def test_cassette_replays_identical_transcripts_and_rewards(pricing: str, tmp_path: Path) -> None:
+    from assay.llm import Cassette
+
+    tape = tmp_path / "run.jsonl"
+    with FakeLLMServer(brain) as srv:
+        recorded = llm_run(srv, pricing, cassette=Cassette(tape, "record"))
+    # the server is gone: replay makes no request at all
+    replayed = assay.run(
+        "retail",
+        agent="openai:scripted",
+        trials=1,
+        user="openai:scripted",
+        task_ids=TASKS,
+        model_options={"base_url": "http://127.0.0.1:9/v1", "api_key": "x", "pricing": pricing},
+        cassette=Cassette(tape, "replay"),
+    )
+    assert [(r.task_id, r.reward, r.cost_usd) for r in replayed.results] == [
+        (r.task_id, r.reward, r.cost_usd) for r in recorded.results
+    ]
+    for r in recorded.results:
+        a = recorded.transcript(r.task_id, 0).messages
+        b = replayed.transcript(r.task_id, 0).messages
+        assert a == b
+
+
+def test_budget_ends_the_trial(server: FakeLLMServer, pricing: str) -> None:
+    run = llm_run(server, pricing, task_ids=[TASKS[0] + "-1"], limits={"max_cost_usd": 0.01})
+    (result,) = run.results
+    assert result.termination == "budget" and result.reward == 0 and result.root_cause == "AGENT"
+    assert result.cost_usd > 0.01
+
+
+def test_prompt_show_prints_what_the_model_sees() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "prompt",
+            "show",
+            "retail",
+            "--agent",
+            "openai:gpt-4o-mini",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(proc.stdout)
+    assert "# Policy" in shown["system_prompt"] and "refund" in shown["system_prompt"].lower()
+    assert shown["prompt_version"].startswith("tool-agent/v1:")
+    assert {t["function"]["name"] for t in shown["tools"]} >= {
+        "refund_delivered_order",
+        "cancel_pending_order",
+    }
