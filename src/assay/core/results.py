@@ -187,6 +187,8 @@ class RunInfo(BaseModel):
     trials_per_task: int
     task_ids: list[str]
     filters: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """Run settings that do not change what is under test (model cache, pricing file)."""
     status: Literal["running", "finished", "interrupted"] = "running"
     git_commit: str | None = None
     versions: dict[str, str] = Field(default_factory=dict)
