@@ -57,6 +57,10 @@ def run(
             help="Model client setting KEY=VALUE: base_url, max_retries, rpm, tpm, max_concurrency, ...",
         ),
     ] = None,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option("--judge", help="LLM judge model spec (repeat for a panel), e.g. openai:gpt-4o."),
+    ] = None,
     cache: Annotated[
         bool, typer.Option("--cache", help="Cache agent and user model responses on disk.")
     ] = False,
@@ -144,6 +148,8 @@ def run(
                     model_options=model_options,
                     cassette=cassette,
                     limits=limits,
+                    judges=judge or (),
+                    judge_options={k: v for k, v in model_options.items() if k != "cache"},
                     run_id=run_id,
                     resume=resume,
                     progress=on_result,

@@ -1,7 +1,7 @@
 """Graders: rule graders of outcome and process, process metrics, the registry."""
 
 from .actions import ActionsGrader, confirmation_violations
-from .base import Grader, RuleGrader
+from .base import Grader, GraderSettings, RuleGrader
 from .communicate import CommunicateGrader
 from .matching import args_match, is_affirmative, normalize_text, values_equal
 from .process import process_metrics
@@ -14,6 +14,7 @@ __all__ = [
     "ActionsGrader",
     "CommunicateGrader",
     "Grader",
+    "GraderSettings",
     "RuleGrader",
     "StateGrader",
     "TextGrader",

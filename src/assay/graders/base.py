@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
@@ -28,6 +29,16 @@ class Grader(Protocol):
     ) -> GradeResult | Awaitable[GradeResult]: ...
 
 
+@dataclass(frozen=True)
+class GraderSettings:
+    """Run-level settings graders may need: the judge models (model specs, e.g.
+    ``openai:gpt-4o``; several make a panel) and options for their clients (cache,
+    pricing, base_url...). Empty ``judges``: judge graders report ``skipped``."""
+
+    judges: tuple[str, ...] = ()
+    judge_options: dict[str, Any] = field(default_factory=dict)
+
+
 class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -44,11 +55,12 @@ class RuleGrader:
     Params: ClassVar[type[BaseModel]] = Params
     version: ClassVar[str] = "1"
 
-    def __init__(self, spec: GraderSpec, domain: Domain):
+    def __init__(self, spec: GraderSpec, domain: Domain, settings: GraderSettings | None = None):
         self.spec = spec
         self.name = spec.label
         self.gating = spec.gating
         self.domain = domain
+        self.settings = settings or GraderSettings()
         self.params: Any = self.Params.model_validate(self.coerce(spec.params))
 
     @classmethod

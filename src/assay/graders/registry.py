@@ -12,7 +12,7 @@ from ..core.results import GradeResult, Outcome
 from ..core.task import GraderSpec, Task
 from ..core.transcript import Transcript
 from ..envs.environment import Domain
-from .base import Grader, PathKey
+from .base import Grader, GraderSettings, PathKey
 
 GRADERS: Registry[Any] = Registry(
     "grader kind",
@@ -26,9 +26,10 @@ GRADERS: Registry[Any] = Registry(
 )
 
 
-def build_grader(spec: GraderSpec, domain: Domain) -> Grader:
+def build_grader(spec: GraderSpec, domain: Domain, settings: GraderSettings | None = None) -> Grader:
+    """The grader a spec describes, for a domain, with the run's grader settings."""
     cls = GRADERS.get(spec.kind)
-    return cls(spec, domain)
+    return cls(spec, domain, settings)  # type: ignore[no-any-return]
 
 
 def check_grader_spec(spec: GraderSpec, domain: Domain, task: Task) -> list[tuple[PathKey, str]]:

@@ -103,6 +103,8 @@ def _jobs(info: RunInfo, suite: Suite, tasks: list[Task], done: set[tuple[str, i
             domain=suite.domain,
             git_commit=info.git_commit,
             options=dict(info.settings.get("model_options", {})),
+            judges=tuple(info.settings.get("judges", ())),
+            judge_options=dict(info.settings.get("judge_options", {})),
         )
 
 
@@ -130,6 +132,8 @@ async def run_async(
     model_options: dict[str, Any] | None = None,
     cassette: Cassette | None = None,
     limits: dict[str, Any] | None = None,
+    judges: Iterable[str] = (),
+    judge_options: dict[str, Any] | None = None,
     executor: Executor | None = None,
     progress: Progress | None = None,
     on_start: Callable[[RunInfo], None] | None = None,
@@ -142,7 +146,9 @@ async def run_async(
     agent options). ``model_options`` are settings of model clients that do not change
     what is tested (``cache``, ``pricing`` file, ``base_url``...). ``cassette`` records
     or replays every model exchange of the run. ``limits`` override the suite's
-    per-trial limits (``max_cost_usd``, ``max_tokens``, ``max_turns``...)."""
+    per-trial limits (``max_cost_usd``, ``max_tokens``, ``max_turns``...). ``judges``
+    are the model specs of LLM judges (several make a panel) with ``judge_options``
+    for their clients; judge graders without one report ``skipped``."""
     st = store if isinstance(store, Store) else Store(store)
     if resume is not None:
         info = st.get_run(resume)
@@ -186,6 +192,8 @@ async def run_async(
             settings={
                 "model_options": {k: _jsonable(v) for k, v in (model_options or {}).items()},
                 "limits": dict(limits or {}),
+                "judges": list(judges),
+                "judge_options": {k: _jsonable(v) for k, v in (judge_options or {}).items()},
             },
             git_commit=git_commit(),
             versions=versions(),

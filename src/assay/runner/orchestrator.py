@@ -35,6 +35,7 @@ from ..envs.registry import get_domain
 from ..envs.state import Snapshot, diff, state_hash
 from ..envs.tools import InvalidToolCall, ToolError
 from ..errors import AssayError, HarnessError
+from ..graders.base import GraderSettings
 from ..graders.process import process_metrics
 from ..graders.registry import build_grader, grade_trial
 from ..llm.errors import BudgetExceeded, ModelUnavailable
@@ -60,6 +61,8 @@ class TrialJob:
     domain: str | None = None
     git_commit: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    judges: tuple[str, ...] = ()
+    judge_options: dict[str, Any] = field(default_factory=dict)
 
 
 class _Stop(Exception):
@@ -261,9 +264,9 @@ async def run_trial(job: TrialJob) -> TrialResult:
     if termination not in EXCLUDED_TERMINATIONS:
         span = tracer.start("grader", "grading")
         with use_meter(meter, "judge"):
-            grades = await grade_trial(
-                [build_grader(g, domain) for g in task.graders], task, transcript, outcome
-            )
+            settings = GraderSettings(tuple(job.judges), dict(job.judge_options))
+            graders = [build_grader(g, domain, settings) for g in task.graders]
+            grades = await grade_trial(graders, task, transcript, outcome)
         tracer.end(span)
     latency = tracer.close()
     reward = reward_of(termination, grades)
