@@ -88,6 +88,6 @@ def agent_factory(spec: str) -> AgentFactory:
     if kind in PROVIDERS:
         from .llm import llm_agent_factory
 
-        return llm_agent_factory(spec)  # type: ignore[no-any-return]
+        return llm_agent_factory(spec)
     known = ", ".join(["builtin", "python", *PROVIDERS, *sorted(PREFIXES)])
     raise SpecError(f"agent spec {spec!r}: unknown kind {kind!r}; known kinds: {known}")

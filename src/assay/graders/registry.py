@@ -29,7 +29,7 @@ GRADERS: Registry[Any] = Registry(
 def build_grader(spec: GraderSpec, domain: Domain, settings: GraderSettings | None = None) -> Grader:
     """The grader a spec describes, for a domain, with the run's grader settings."""
     cls = GRADERS.get(spec.kind)
-    return cls(spec, domain, settings)  # type: ignore[no-any-return]
+    return cls(spec, domain, settings)
 
 
 def check_grader_spec(spec: GraderSpec, domain: Domain, task: Task) -> list[tuple[PathKey, str]]:

@@ -22,6 +22,6 @@ def user_factory(spec: str) -> UserFactory:
     if sep and kind in PROVIDERS:
         from .llm import llm_user_factory
 
-        return llm_user_factory(spec)  # type: ignore[no-any-return]
+        return llm_user_factory(spec)
     known = ", ".join([*USERS.names(), *(f"{p}:MODEL" for p in [*PROVIDERS, *sorted(USER_PREFIXES)])])
     raise SpecError(f"user spec {spec!r} is unknown; known: {known}")
