@@ -35,9 +35,9 @@ def to_turn(value: Any) -> AgentTurn:
 class CallableAgent:
     """Wraps ``fn(conversation, tools)`` (sync or async) as an Agent."""
 
-    def __init__(self, fn: Callable[..., Any]):
+    def __init__(self, fn: Callable[..., Any], takes_tools: bool | None = None):
         self.fn = fn
-        self._takes_tools = len(inspect.signature(fn).parameters) >= 2
+        self._takes_tools = len(inspect.signature(fn).parameters) >= 2 if takes_tools is None else takes_tools
 
     async def respond(self, conversation: Sequence[Message], tools: Sequence[ToolSpec]) -> AgentTurn:
         result = self.fn(conversation, tools) if self._takes_tools else self.fn(conversation)

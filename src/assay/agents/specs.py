@@ -10,7 +10,7 @@ from ..core.registry import Registry, import_object
 from ..errors import SpecError
 from ..llm.spec import PROVIDERS
 from .adapters import CallableAgent
-from .base import Agent, AgentContext, AgentFactory
+from .base import Agent, AgentFactory
 
 #: Built-in agents: reference agents of the example domains, lazily imported.
 AGENTS: Registry[Any] = Registry(
@@ -27,26 +27,30 @@ AGENTS: Registry[Any] = Registry(
 PREFIXES: dict[str, Any] = {}
 
 
-def _as_agent(obj: Any, ctx: AgentContext, spec: str) -> Agent:
-    """Build an Agent from a factory/class/function found for ``spec``."""
+def _factory_for(obj: Any, spec: str) -> AgentFactory:
+    """A factory making a fresh Agent per trial from what ``spec`` names: an agent
+    object, an agent class (taking the AgentContext or nothing), a factory function
+    ``f(ctx)`` / ``f()``, or a plain ``f(conversation[, tools])``. Inspected once."""
     if hasattr(obj, "respond") and not inspect.isclass(obj):
-        return obj
+        return lambda ctx: obj  # type: ignore[no-any-return]
     if inspect.isclass(obj):
         cls: Any = obj
-        made = cls(ctx) if _accepts_arg(cls.__init__, skip_self=True) else cls()
-        if hasattr(made, "respond"):
-            return made
-        raise SpecError(f"{spec}: {obj.__name__} has no respond(conversation, tools) method")
-    if callable(obj):
-        params = list(inspect.signature(obj).parameters.values())
-        if len(params) == 1 and params[0].name in ("ctx", "context"):
-            made = obj(ctx)
-            return made if hasattr(made, "respond") else CallableAgent(made)
-        if len(params) == 0:
-            made = obj()
-            return made if hasattr(made, "respond") else CallableAgent(made)
-        return CallableAgent(obj)
-    raise SpecError(f"{spec}: {obj!r} is not an agent, agent class or function")
+        if not hasattr(cls, "respond"):
+            raise SpecError(f"{spec}: {cls.__name__} has no respond(conversation, tools) method")
+        return (lambda ctx: cls(ctx)) if _accepts_arg(cls.__init__, skip_self=True) else (lambda ctx: cls())
+    if not callable(obj):
+        raise SpecError(f"{spec}: {obj!r} is not an agent, agent class or function")
+    params = list(inspect.signature(obj).parameters.values())
+    if len(params) == 1 and params[0].name in ("ctx", "context"):
+        return lambda ctx: _agent_of(obj(ctx))
+    if not params:
+        return lambda ctx: _agent_of(obj())
+    takes_tools = len(params) >= 2
+    return lambda ctx: CallableAgent(obj, takes_tools)
+
+
+def _agent_of(made: Any) -> Agent:
+    return made if hasattr(made, "respond") else CallableAgent(made)  # type: ignore[no-any-return]
 
 
 def _accepts_arg(fn: Any, skip_self: bool) -> bool:
@@ -74,7 +78,7 @@ def agent_factory(spec: str) -> AgentFactory:
             obj = AGENTS.get(rest)
         except KeyError as exc:
             raise SpecError(f"agent spec {spec!r}: {exc.args[0]}") from None
-        return lambda ctx: _as_agent(obj, ctx, spec)
+        return _factory_for(obj, spec)
     if kind == "python":
         if ":" not in rest:
             raise SpecError(f"agent spec {spec!r} must be python:module:factory")
@@ -82,7 +86,7 @@ def agent_factory(spec: str) -> AgentFactory:
             obj = import_object(rest)
         except (ImportError, AttributeError) as exc:
             raise SpecError(f"agent spec {spec!r}: cannot import {rest} ({exc})") from None
-        return lambda ctx: _as_agent(obj, ctx, spec)
+        return _factory_for(obj, spec)
     if kind in PREFIXES:
         return PREFIXES[kind](rest)
     if kind in PROVIDERS:

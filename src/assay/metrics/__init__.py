@@ -1,15 +1,17 @@
 """Metrics: pure functions over trial results."""
 
+from .frame import FrameExtras, TrialFrame
 from .passk import mean_over_tasks, pass_at_k, pass_hat_k
-from .summary import capability_matrix, passk_curves, summarize, task_counts, task_table
+from .summary import passk_curves, summarize, summarize_frame, task_counts
 
 __all__ = [
-    "capability_matrix",
+    "FrameExtras",
+    "TrialFrame",
     "mean_over_tasks",
     "pass_at_k",
     "pass_hat_k",
     "passk_curves",
     "summarize",
+    "summarize_frame",
     "task_counts",
-    "task_table",
 ]

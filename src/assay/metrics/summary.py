@@ -1,33 +1,36 @@
-"""A run's summary: rates, pass^k / pass@k curves, breakdowns, per-task table.
+"""A run's summary: rates with intervals, pass^k / pass@k curves, breakdowns by
+stratum, split and tag, the capability matrix, usage, the per-task table.
 
-Pure functions over trial results and task metadata. Trials whose reward is None
-(harness, environment or grader errors) are excluded from every rate and counted
+Pure functions over a :class:`TrialFrame` (vectorised: a million trials take well
+under a second) plus :class:`FrameExtras`. Trials whose reward is None (harness,
+environment, grader or simulator errors) are excluded from every rate and counted
 apart, so they never count as agent failures.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..core.results import TaskMeta, TrialResult
 from ..stats.clustered import clustered_rate_interval
+from ..stats.intervals import wilson_interval
+from .frame import FrameExtras, TrialFrame
 from .passk import mean_over_tasks, pass_at_k, pass_hat_k
 
-
-def _rate(values: Sequence[int]) -> float | None:
-    return sum(values) / len(values) if values else None
+BoolArray = npt.NDArray[np.bool_]
 
 
 def _round(x: float | None, digits: int = 4) -> float | None:
-    return None if x is None else round(float(x), digits)
+    return None if x is None or x != x else round(float(x), digits)
 
 
 def task_counts(results: Iterable[TrialResult]) -> dict[str, tuple[int, int]]:
-    """task id -> (valid trials, successes)."""
+    """task id -> (counted trials, successes)."""
     n: Counter[str] = Counter()
     c: Counter[str] = Counter()
     for r in results:
@@ -37,10 +40,11 @@ def task_counts(results: Iterable[TrialResult]) -> dict[str, tuple[int, int]]:
     return {t: (n[t], c[t]) for t in n}
 
 
-def _interval(values: Sequence[float], clusters: Sequence[str]) -> list[float | None]:
-    if not values:
+def _interval(values: npt.ArrayLike, clusters: npt.ArrayLike) -> list[float | None]:
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
         return [None, None]
-    r = clustered_rate_interval(values, clusters)
+    r = clustered_rate_interval(values, np.asarray(clusters))
     return [_round(r.low), _round(r.high)]
 
 
@@ -48,218 +52,177 @@ def passk_curves(counts: dict[str, tuple[int, int]], k_max: int) -> dict[str, di
     """pass^k and pass@k averaged over tasks, for k = 1..k_max, each with a 95%
     interval (Wilson over the tasks that have k trials; see clustered_rate_interval)."""
     out: dict[str, dict[str, Any]] = {
-        "pass_hat_k": {},
-        "pass_at_k": {},
-        "pass_hat_k_ci": {},
-        "pass_at_k_ci": {},
+        n: {} for n in ("pass_hat_k", "pass_at_k", "pass_hat_k_ci", "pass_at_k_ci")
     }
     for name, estimator in (("pass_hat_k", pass_hat_k), ("pass_at_k", pass_at_k)):
         for k in range(1, k_max + 1):
-            per_task = {t: estimator(n, c, k) for t, (n, c) in counts.items() if n >= k}
+            per_task = [estimator(n, c, k) for n, c in counts.values() if n >= k]
             out[name][str(k)] = _round(mean_over_tasks(counts.values(), k, estimator)[0])
-            out[f"{name}_ci"][str(k)] = _interval(list(per_task.values()), list(per_task))
+            out[f"{name}_ci"][str(k)] = _interval(per_task, np.arange(len(per_task)))
     return out
 
 
-def _group(results: Sequence[TrialResult], k_max: int) -> dict[str, Any]:
-    counted = [r for r in results if r.reward is not None]
-    valid = [r.reward for r in counted if r.reward is not None]
-    counts = task_counts(results)
-    return {
-        "tasks": len({r.task_id for r in results}),
-        "trials": len(results),
-        "excluded": len(results) - len(valid),
-        "successes": int(sum(valid)),
-        "success_rate": _round(_rate(valid)),
-        "success_rate_ci": _interval(valid, [r.task_id for r in counted]),
-        **passk_curves(counts, k_max),
-    }
+class _Aggregates:
+    """Per-task counts of a frame, computed once."""
+
+    def __init__(self, frame: TrialFrame):
+        self.frame = frame
+        self.valid: BoolArray = ~np.isnan(frame.reward)
+        size = len(frame.task_ids)
+        self.trials = np.bincount(frame.task, minlength=size)
+        self.n = np.bincount(frame.task[self.valid], minlength=size)
+        self.c = np.bincount(frame.task[self.valid], weights=frame.reward[self.valid], minlength=size).round()
+
+    def counts(self, tasks: npt.NDArray[np.intp]) -> dict[str, tuple[int, int]]:
+        return {self.frame.task_ids[t]: (int(self.n[t]), int(self.c[t])) for t in tasks if self.n[t] > 0}
+
+    def group(self, task_mask: BoolArray, k_max: int) -> dict[str, Any]:
+        f = self.frame
+        trial_mask = task_mask[f.task]
+        counted = trial_mask & self.valid
+        tasks = np.flatnonzero(task_mask & (self.trials > 0))
+        rewards = f.reward[counted]
+        return {
+            "tasks": int(tasks.size),
+            "trials": int(trial_mask.sum()),
+            "excluded": int((trial_mask & ~self.valid).sum()),
+            "successes": int(rewards.sum()),
+            "success_rate": _round(rewards.mean()) if rewards.size else None,
+            "success_rate_ci": _interval(rewards, f.task[counted]),
+            **passk_curves(self.counts(tasks), k_max),
+        }
 
 
-def percentiles(values: Sequence[float], qs: Sequence[int] = (50, 95, 99)) -> dict[str, float | None]:
-    if not values:
+def _percentiles(
+    values: npt.NDArray[np.float64], qs: Sequence[int] = (50, 95, 99)
+) -> dict[str, float | None]:
+    if values.size == 0:
         return {f"p{q}": None for q in qs}
-    arr = np.asarray(values, dtype=float)
-    return {f"p{q}": _round(float(np.percentile(arr, q)), 6) for q in qs}
+    return {f"p{q}": _round(float(np.percentile(values, q)), 6) for q in qs}
 
 
-def usage_summary(results: Sequence[TrialResult]) -> dict[str, Any]:
-    latencies = [r.latency_s for r in results]
-    costs = [r.cost_usd for r in results if r.cost_usd is not None]
-    tokens_in = [r.input_tokens for r in results if r.input_tokens is not None]
-    tokens_out = [r.output_tokens for r in results if r.output_tokens is not None]
+def _usage(frame: TrialFrame, extras: FrameExtras) -> dict[str, Any]:
+    costs = frame.cost_usd[~np.isnan(frame.cost_usd)]
+    t_in = frame.input_tokens[~np.isnan(frame.input_tokens)]
+    t_out = frame.output_tokens[~np.isnan(frame.output_tokens)]
+    by_role = {}
+    for role, acc in extras.usage_by_role.items():
+        unknown = acc["unpriced_trials"] and not acc["cost_usd"]
+        by_role[role] = {**acc, "cost_usd": None if unknown else _round(acc["cost_usd"], 6)}
     return {
         "latency_s": {
-            "mean": _round(float(np.mean(latencies)), 6) if latencies else None,
-            **percentiles(latencies),
+            "mean": _round(float(frame.latency_s.mean()), 6) if len(frame) else None,
+            **_percentiles(frame.latency_s),
         },
         "cost_usd": {
-            "total": _round(sum(costs), 6) if costs else None,
-            "mean": _round(sum(costs) / len(costs), 6) if costs else None,
-            "trials_with_cost": len(costs),
+            "total": _round(float(costs.sum()), 6) if costs.size else None,
+            "mean": _round(float(costs.mean()), 6) if costs.size else None,
+            "trials_with_cost": int(costs.size),
         },
         "tokens": {
-            "input": sum(tokens_in) if tokens_in else None,
-            "output": sum(tokens_out) if tokens_out else None,
-            "trials_with_usage": len(tokens_in),
+            "input": int(t_in.sum()) if t_in.size else None,
+            "output": int(t_out.sum()) if t_out.size else None,
+            "trials_with_usage": int(t_in.size),
         },
-        "by_role": _usage_by_role(results),
+        "by_role": by_role,
     }
 
 
-def _usage_by_role(results: Sequence[TrialResult]) -> dict[str, dict[str, Any]]:
-    """Model calls, tokens, cost and retries per role (agent, user, judge)."""
-    roles: dict[str, dict[str, Any]] = {}
-    for r in results:
-        for role, u in r.usage.items():
-            acc = roles.setdefault(
-                role,
-                {
-                    "calls": 0,
-                    "input_tokens": 0,
-                    "output_tokens": 0,
-                    "cache_read_tokens": 0,
-                    "cost_usd": 0.0,
-                    "retries": 0,
-                    "cached_calls": 0,
-                    "missing_usage": 0,
-                    "unpriced_trials": 0,
-                },
-            )
-            for key in (
-                "calls",
-                "input_tokens",
-                "output_tokens",
-                "cache_read_tokens",
-                "retries",
-                "cached_calls",
-                "missing_usage",
-            ):
-                acc[key] += u.get(key) or 0
-            if u.get("cost_usd") is None:
-                acc["unpriced_trials"] += 1
-            else:
-                acc["cost_usd"] += u["cost_usd"]
-    for acc in roles.values():
-        acc["cost_usd"] = (
-            None if acc["unpriced_trials"] and not acc["cost_usd"] else _round(acc["cost_usd"], 6)
-        )
-    return dict(sorted(roles.items()))
-
-
-def process_summary(results: Sequence[TrialResult]) -> dict[str, float | None]:
-    keys = sorted({k for r in results for k in r.metrics})
-    out: dict[str, float | None] = {}
-    for key in keys:
-        values = [r.metrics[key] for r in results if key in r.metrics]
-        out[f"mean_{key}"] = _round(sum(values) / len(values)) if values else None
-    return out
-
-
-def grader_summary(results: Sequence[TrialResult]) -> dict[str, dict[str, int]]:
-    """Per grader: how many trials it passed, failed, skipped, needs review."""
-    table: dict[str, Counter[str]] = defaultdict(Counter)
-    for r in results:
-        for g in r.grades:
-            row = table[g.grader]
-            row[
-                "skipped"
-                if g.skipped
-                else "passed"
-                if g.passed
-                else "failed"
-                if g.passed is False
-                else "no_verdict"
-            ] += 1
-            row["needs_review"] += g.needs_review
-    return {name: dict(sorted(c.items())) for name, c in sorted(table.items())}
-
-
-def capability_matrix(
-    results: Sequence[TrialResult], tasks: dict[str, TaskMeta]
-) -> dict[str, dict[str, Any]]:
-    """tag -> difficulty -> {trials, success_rate}: where the weak skill is."""
-    cells: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for r in results:
-        meta = tasks.get(r.task_id)
-        if meta is None or r.reward is None:
-            continue
-        for tag in meta.tags:
-            cells[tag][meta.difficulty].append(r.reward)
-    return {
-        tag: {str(d): {"trials": len(v), "success_rate": _round(_rate(v))} for d, v in sorted(by_d.items())}
-        for tag, by_d in sorted(cells.items())
-    }
-
-
-def task_table(
-    results: Sequence[TrialResult], tasks: dict[str, TaskMeta], k_max: int
+def _task_table(
+    agg: _Aggregates, meta: dict[str, TaskMeta], failures: dict[str, dict[str, int]], k_max: int
 ) -> list[dict[str, Any]]:
-    by_task: dict[str, list[TrialResult]] = defaultdict(list)
-    for r in results:
-        by_task[r.task_id].append(r)
-    rows = []
-    for task_id in sorted(set(tasks) | set(by_task)):
-        meta = tasks.get(task_id, TaskMeta(task_id))
-        trials = sorted(by_task.get(task_id, []), key=lambda r: r.trial_index)
-        valid = [r.reward for r in trials if r.reward is not None]
-        n, c = len(valid), int(sum(valid))
-        failures: Counter[str] = Counter()
-        for r in trials:
-            if r.reward == 0:
-                failed = [g.grader for g in r.grades if g.gating and g.passed is False] or [r.termination]
-                failures.update(failed)
-        rows.append(
+    f = agg.frame
+    order = np.lexsort((f.trial_index, f.task))
+    starts = np.searchsorted(f.task[order], np.arange(len(f.task_ids)))
+    ends = np.searchsorted(f.task[order], np.arange(len(f.task_ids)), side="right")
+    rows: dict[str, dict[str, Any]] = {}
+    for t, task_id in enumerate(f.task_ids):
+        idx = order[starts[t] : ends[t]]
+        n, c = int(agg.n[t]), int(agg.c[t])
+        m = meta.get(task_id, TaskMeta(task_id))
+        rows[task_id] = {
+            "task_id": task_id,
+            "stratum": m.stratum,
+            "split": m.split,
+            "tags": list(m.tags),
+            "difficulty": m.difficulty,
+            "trials": int(idx.size),
+            "excluded": int(idx.size) - n,
+            "successes": c,
+            "success_rate": _round(c / n) if n else None,
+            "success_rate_ci": [_round(x) for x in wilson_interval(c, n)] if n else [None, None],
+            "pass_hat_k": {str(k): _round(pass_hat_k(n, c, k)) for k in range(1, min(n, k_max) + 1)},
+            "rewards": [None if r != r else int(r) for r in f.reward[idx]],
+            "terminations": dict(Counter(f.termination[idx].tolist())),
+            "failures": failures.get(task_id, {}),
+        }
+    for task_id, m in meta.items():  # planned tasks with no trial yet
+        rows.setdefault(
+            task_id,
             {
                 "task_id": task_id,
-                "stratum": meta.stratum,
-                "split": meta.split,
-                "tags": list(meta.tags),
-                "difficulty": meta.difficulty,
-                "trials": len(trials),
-                "excluded": len(trials) - n,
-                "successes": c,
-                "success_rate": _round(c / n) if n else None,
-                "pass_hat_k": {str(k): _round(pass_hat_k(n, c, k)) for k in range(1, min(n, k_max) + 1)},
-                "rewards": [r.reward for r in trials],
-                "terminations": dict(Counter(r.termination for r in trials)),
-                "failures": dict(failures.most_common()),
-            }
+                "stratum": m.stratum,
+                "split": m.split,
+                "tags": list(m.tags),
+                "difficulty": m.difficulty,
+                "trials": 0,
+                "excluded": 0,
+                "successes": 0,
+                "success_rate": None,
+                "success_rate_ci": [None, None],
+                "pass_hat_k": {},
+                "rewards": [],
+                "terminations": {},
+                "failures": {},
+            },
         )
-    return rows
+    return [rows[t] for t in sorted(rows)]
+
+
+def summarize_frame(
+    frame: TrialFrame, extras: FrameExtras, tasks: Sequence[TaskMeta], k_max: int
+) -> dict[str, Any]:
+    """Everything a run's report shows, as plain JSON-able data."""
+    meta = {t.task_id: t for t in tasks}
+    agg = _Aggregates(frame)
+    metas = [meta.get(t, TaskMeta(t)) for t in frame.task_ids]
+
+    def by(values: list[str]) -> dict[str, Any]:
+        arr = np.asarray(values, dtype=object)
+        return {key: agg.group(arr == key, k_max) for key in sorted(set(values))}
+
+    tags = sorted({tag for m in metas for tag in m.tags})
+    excluded = ~agg.valid
+    matrix: dict[str, dict[str, Any]] = {}
+    for tag in tags:
+        cells: dict[str, Any] = {}
+        for d in sorted({m.difficulty for m in metas if tag in m.tags}):
+            sel = [i for i, m in enumerate(metas) if tag in m.tags and m.difficulty == d]
+            n, c = int(agg.n[sel].sum()), int(agg.c[sel].sum())
+            cells[str(d)] = {"trials": n, "success_rate": _round(c / n) if n else None}
+        matrix[tag] = cells
+    return {
+        "overall": agg.group(np.ones(len(frame.task_ids), dtype=bool), k_max),
+        "excluded": {
+            "trials": int(excluded.sum()),
+            "share": _round(excluded.mean()) if len(frame) else None,
+            "by_termination": dict(Counter(frame.termination[excluded].tolist())),
+            "by_root_cause": dict(Counter((r or "UNKNOWN") for r in frame.root_cause[excluded].tolist())),
+        },
+        "terminations": dict(sorted(Counter(frame.termination.tolist()).items())),
+        "by_stratum": by([m.stratum for m in metas]),
+        "by_split": by([m.split for m in metas]),
+        "by_tag": {
+            tag: agg.group(np.array([tag in m.tags for m in metas], dtype=bool), k_max) for tag in tags
+        },
+        "capability_matrix": matrix,
+        "graders": extras.graders,
+        "process": {f"mean_{name}": _round(value) for name, value in sorted(extras.process.items())},
+        "usage": _usage(frame, extras),
+        "tasks": _task_table(agg, meta, extras.failures, k_max),
+    }
 
 
 def summarize(results: Sequence[TrialResult], tasks: Sequence[TaskMeta], k_max: int) -> dict[str, Any]:
-    """Everything a run's report shows, as plain JSON-able data."""
-    meta = {t.task_id: t for t in tasks}
-
-    def by(attr: str) -> dict[str, Any]:
-        groups: dict[str, list[TrialResult]] = defaultdict(list)
-        for r in results:
-            if r.task_id in meta:
-                groups[getattr(meta[r.task_id], attr)].append(r)
-        return {key: _group(rs, k_max) for key, rs in sorted(groups.items())}
-
-    tag_groups: dict[str, list[TrialResult]] = defaultdict(list)
-    for r in results:
-        for tag in meta.get(r.task_id, TaskMeta(r.task_id)).tags:
-            tag_groups[tag].append(r)
-    excluded = [r for r in results if r.reward is None]
-    return {
-        "overall": _group(results, k_max),
-        "excluded": {
-            "trials": len(excluded),
-            "share": _round(len(excluded) / len(results)) if results else None,
-            "by_termination": dict(Counter(r.termination for r in excluded)),
-            "by_root_cause": dict(Counter(r.root_cause or "UNKNOWN" for r in excluded)),
-        },
-        "terminations": dict(sorted(Counter(r.termination for r in results).items())),
-        "by_stratum": by("stratum"),
-        "by_split": by("split"),
-        "by_tag": {tag: _group(rs, k_max) for tag, rs in sorted(tag_groups.items())},
-        "capability_matrix": capability_matrix(results, meta),
-        "graders": grader_summary(results),
-        "process": process_summary(results),
-        "usage": usage_summary(results),
-        "tasks": task_table(results, meta, k_max),
-    }
+    """The summary of in-memory results (see :func:`summarize_frame`)."""
+    return summarize_frame(TrialFrame.from_results(results), FrameExtras.from_results(results), tasks, k_max)

@@ -15,7 +15,8 @@ from ..core.transcript import Transcript
 from ..errors import AssayError, ResumeError
 from ..llm.cassette import Cassette, use_cassette
 from ..llm.spec import PROVIDERS
-from ..metrics.summary import summarize
+from ..metrics.frame import TrialFrame
+from ..metrics.summary import summarize_frame
 from ..store.store import Store, now_iso
 from ..suites.instantiate import instantiate
 from ..suites.loader import load_suite
@@ -24,24 +25,40 @@ from .executor import Executor, LocalExecutor
 from .orchestrator import TrialJob
 from .plan import plan_trials, select_tasks
 from .provenance import git_commit, new_run_id, versions
+from .writer import TrialWriter
 
 Progress = Callable[[TrialResult, int, int], None]
 
 
 class Run:
-    """The results of one configuration on one suite version."""
+    """The results of one configuration on one suite version, in the store.
 
-    def __init__(self, info: RunInfo, tasks: list[TaskMeta], results: list[TrialResult], store: Store):
-        self.info, self.tasks, self.results, self.store = info, tasks, results, store
+    ``results`` (every trial's full record, without transcripts) loads on first use;
+    ``summary()`` and ``frame()`` read columns and SQL aggregates instead, so they stay
+    fast on runs of any size."""
+
+    def __init__(self, info: RunInfo, tasks: list[TaskMeta], results: list[TrialResult] | None, store: Store):
+        self.info, self.tasks, self.store = info, tasks, store
+        self._results = results
 
     @property
     def run_id(self) -> str:
         return self.info.run_id
 
+    @property
+    def results(self) -> list[TrialResult]:
+        if self._results is None:
+            self._results = self.store.load_results(self.run_id)
+        return self._results
+
     @classmethod
     def load(cls, run_id: str, store: Store | str | None = None) -> Run:
         st = store if isinstance(store, Store) else Store(store)
-        return cls(st.get_run(run_id), st.load_tasks(run_id), st.load_results(run_id), st)
+        return cls(st.get_run(run_id), st.load_tasks(run_id), None, st)
+
+    def frame(self) -> TrialFrame:
+        """The run's trials as columns (see :class:`assay.metrics.TrialFrame`)."""
+        return self.store.load_frame(self.run_id)
 
     def transcript(self, task_id: str, trial_index: int = 0) -> Transcript | None:
         return self.store.load_transcript(self.run_id, task_id, trial_index)
@@ -49,6 +66,7 @@ class Run:
     def summary(self) -> dict[str, Any]:
         """The run's summary: the same content ``assay run --json`` prints."""
         info = self.info
+        frame = self.frame()
         return {
             "schema": "assay.run-summary/1",
             "run": {
@@ -66,12 +84,12 @@ class Run:
                 "seed": info.seed,
                 "trials_per_task": info.trials_per_task,
                 "planned_trials": info.planned_trials,
-                "completed_trials": len(self.results),
+                "completed_trials": len(frame),
                 "filters": info.filters,
                 "git_commit": info.git_commit,
                 "versions": info.versions,
             },
-            **summarize(self.results, self.tasks, info.trials_per_task),
+            **summarize_frame(frame, self.store.load_extras(self.run_id), self.tasks, info.trials_per_task),
         }
 
 
@@ -90,6 +108,7 @@ def _resolve_suite(suite: Suite | str | Path) -> tuple[Suite, str]:
 def _jobs(info: RunInfo, suite: Suite, tasks: list[Task], done: set[tuple[str, int]]) -> Iterator[TrialJob]:
     override = info.settings.get("limits") or {}
     limits = {t.id: suite.limits_for(t).merged(override) for t in tasks}
+    hashes = {t.id: t.input_hash() for t in tasks}
     for task, trial in plan_trials(tasks, info.trials_per_task, info.seed, done):
         yield TrialJob(
             run_id=info.run_id,
@@ -103,6 +122,7 @@ def _jobs(info: RunInfo, suite: Suite, tasks: list[Task], done: set[tuple[str, i
             domain=suite.domain,
             git_commit=info.git_commit,
             options=dict(info.settings.get("model_options", {})),
+            task_hash=hashes[task.id],
             judges=tuple(info.settings.get("judges", ())),
             judge_options=dict(info.settings.get("judge_options", {})),
         )
@@ -205,20 +225,25 @@ async def run_async(
     total = info.planned_trials
     finished = len(done)
 
-    def on_result(result: TrialResult) -> None:
+    def written(result: TrialResult) -> None:
         nonlocal finished
-        st.write_trial(result)
         finished += 1
         if progress is not None:
             progress(replace(result, transcript=None), finished, total)
 
+    writer = TrialWriter(st, on_written=written)
+    flusher = asyncio.create_task(writer.run())
     runner = executor or LocalExecutor(concurrency)
     try:
         with use_cassette(cassette):
-            await runner.execute(_jobs(info, loaded, tasks, done), on_result)
+            await runner.execute(_jobs(info, loaded, tasks, done), writer.add)
     except BaseException:
+        writer.flush()  # what finished is kept
         st.set_status(info.run_id, "interrupted")
         raise
+    finally:
+        flusher.cancel()
+    writer.flush()
     st.set_status(info.run_id, "finished")
     return Run.load(info.run_id, st)
 

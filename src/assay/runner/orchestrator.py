@@ -63,6 +63,7 @@ class TrialJob:
     options: dict[str, Any] = field(default_factory=dict)
     judges: tuple[str, ...] = ()
     judge_options: dict[str, Any] = field(default_factory=dict)
+    task_hash: str = ""
 
 
 class _Stop(Exception):
@@ -274,7 +275,8 @@ async def run_trial(job: TrialJob) -> TrialResult:
     category = failed.category if failed else None
     if reward == 0 and failed is None and termination not in NORMAL_TERMINATIONS:
         category = termination
-    sim_errors = simulator_errors(task.user, transcript, env.write_tools()) if env and conv else []
+    checked = env is not None and conv is not None and job.config.user != "scripted"  # scripted: by design
+    sim_errors = simulator_errors(task.user, transcript, env.write_tools()) if checked and env else []
     if sim_errors and reward is not None:  # the simulated user failed, not the agent
         reward, root_cause, category = None, "USER", "simulator_error:" + ",".join(sim_errors)
     if reward is None and root_cause is None:
@@ -296,7 +298,7 @@ async def run_trial(job: TrialJob) -> TrialResult:
         suite_name=job.suite_name,
         suite_version=job.suite_version,
         suite_hash=job.suite_hash,
-        task_hash=task.input_hash(),
+        task_hash=job.task_hash or task.input_hash(),
         as_of=task.as_of.isoformat() if task.as_of else None,
         timezone=task.timezone,
         env_version=env.version if env is not None else "",

@@ -33,7 +33,13 @@ class ClusteredMean:
 
 
 def cluster_codes(clusters: Sequence[Hashable] | npt.ArrayLike, n: int) -> npt.NDArray[np.intp]:
-    """Integer codes 0..G-1 for cluster labels, in order of first appearance."""
+    """Integer codes 0..G-1 for cluster labels (in order of first appearance, except
+    for integer arrays, which are coded by value: fast for a million trials)."""
+    array = np.asarray(clusters)
+    if array.dtype.kind in "iu":
+        if array.size != n:
+            raise ValueError(f"clusters has {array.size} labels but there are {n} values")
+        return np.unique(array.reshape(-1), return_inverse=True)[1].astype(np.intp)
     labels = list(np.asarray(clusters, dtype=object).reshape(-1))
     if len(labels) != n:
         raise ValueError(f"clusters has {len(labels)} labels but there are {n} values")

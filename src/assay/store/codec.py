@@ -41,7 +41,7 @@ def decode_record(text: str, grades: list[GradeResult]) -> TrialResult:
 
 
 def encode_transcript(transcript: Transcript) -> bytes:
-    return zlib.compress(_transcript.dump_json(transcript), 6)
+    return zlib.compress(_transcript.dump_json(transcript), 1)
 
 
 def decode_transcript(data: bytes) -> Transcript:

@@ -21,6 +21,7 @@ from sqlalchemy.pool import StaticPool
 from ..core.results import RunInfo, TaskMeta, TrialResult
 from ..core.transcript import Transcript
 from ..errors import RunNotFound, SpecError
+from ..metrics.frame import USAGE_FIELDS, FrameExtras, TrialFrame
 from . import schema
 from .codec import (
     decode_record,
@@ -30,8 +31,16 @@ from .codec import (
     grade_from_row,
     grade_row,
 )
+from .frames import load_extras, load_frame
 
 DEFAULT_STORE = ".assay/assay.db"
+
+# statements built once: SQLAlchemy then reuses their compiled form for every trial
+_INSERT_TRIAL = schema.trials.insert()
+_INSERT_GRADE = schema.grades.insert()
+_INSERT_TRANSCRIPT = schema.transcripts.insert()
+_INSERT_METRIC = schema.trial_metrics.insert()
+_INSERT_USAGE = schema.trial_usage.insert()
 
 
 def resolve_url(store: str | os.PathLike[str] | None = None) -> str:
@@ -200,35 +209,36 @@ class Store:
 
     def write_trial(self, result: TrialResult) -> bool:
         """Write one finished trial atomically. False if it was already there."""
-        key = {"run_id": result.run_id, "task_id": result.task_id, "trial_index": result.trial_index}
-        trial_row = {
-            **key,
-            "seed": result.seed,
-            "reward": result.reward,
-            "termination": result.termination,
-            "root_cause": result.root_cause,
-            "error_category": result.error_category,
-            "input_tokens": result.input_tokens,
-            "output_tokens": result.output_tokens,
-            "cost_usd": result.cost_usd,
-            "latency_s": result.latency_s,
-            "started_at": result.started_at,
-            "ended_at": result.ended_at,
-            "record": encode_record(result),
-        }
-        grade_rows = [{**key, "position": i, **grade_row(g)} for i, g in enumerate(result.grades)]
+        return self.write_trials([result]) == 1
+
+    def write_trials(self, results: list[TrialResult]) -> int:
+        """Write finished trials in one transaction (each trial whole: its row, grades
+        and transcript). A trial already stored is skipped, never duplicated. Returns
+        how many were written."""
+        if not results:
+            return 0
+        rows = [_rows(r) for r in results]
         try:
             with self.engine.begin() as conn:
-                conn.execute(schema.trials.insert().values(**trial_row))
-                if grade_rows:
-                    conn.execute(schema.grades.insert(), grade_rows)
-                if result.transcript is not None:
-                    conn.execute(
-                        schema.transcripts.insert().values(**key, data=encode_transcript(result.transcript))
-                    )
+                conn.execute(_INSERT_TRIAL, [r[0] for r in rows])
+                grades = [g for r in rows for g in r[1]]
+                if grades:
+                    conn.execute(_INSERT_GRADE, grades)
+                transcripts = [r[2] for r in rows if r[2] is not None]
+                if transcripts:
+                    conn.execute(_INSERT_TRANSCRIPT, transcripts)
+                metric_rows = [m for r in rows for m in r[3]]
+                if metric_rows:
+                    conn.execute(_INSERT_METRIC, metric_rows)
+                usage_rows = [u for r in rows for u in r[4]]
+                if usage_rows:
+                    conn.execute(_INSERT_USAGE, usage_rows)
+            return len(results)
         except IntegrityError:
-            return False
-        return True
+            if len(results) == 1:
+                return 0
+        # some were already there (another writer): write the others one by one
+        return sum(self.write_trials([r]) for r in results)
 
     def load_results(self, run_id: str, task_id: str | None = None) -> list[TrialResult]:
         """Trial results of a run (without transcripts), in task and trial order."""
@@ -245,6 +255,14 @@ class Store:
             rows = conn.execute(trial_q.order_by(t.c.task_id, t.c.trial_index)).all()
         return [decode_record(r.record, grades_by_key.get((r.task_id, r.trial_index), [])) for r in rows]
 
+    def load_frame(self, run_id: str) -> TrialFrame:
+        """A run's trials as columns (one query; for summaries of any size)."""
+        return load_frame(self.engine, run_id)
+
+    def load_extras(self, run_id: str) -> FrameExtras:
+        """Grader, process-metric, usage and failure aggregates of a run (SQL)."""
+        return load_extras(self.engine, run_id)
+
     def load_transcript(self, run_id: str, task_id: str, trial_index: int) -> Transcript | None:
         tr = schema.transcripts
         with self.engine.connect() as conn:
@@ -254,3 +272,34 @@ class Store:
                 )
             ).first()
         return None if row is None else decode_transcript(row.data)
+
+
+Row = dict[str, Any]
+
+
+def _rows(result: TrialResult) -> tuple[Row, list[Row], Row | None, list[Row], list[Row]]:
+    """The trial row, grade rows, transcript row, metric rows and usage rows of a result."""
+    key = {"run_id": result.run_id, "task_id": result.task_id, "trial_index": result.trial_index}
+    trial_row = {
+        **key,
+        "seed": result.seed,
+        "reward": result.reward,
+        "termination": result.termination,
+        "root_cause": result.root_cause,
+        "error_category": result.error_category,
+        "input_tokens": result.input_tokens,
+        "output_tokens": result.output_tokens,
+        "cost_usd": result.cost_usd,
+        "latency_s": result.latency_s,
+        "started_at": result.started_at,
+        "ended_at": result.ended_at,
+        "record": encode_record(result),
+    }
+    grade_rows = [{**key, "position": i, **grade_row(g)} for i, g in enumerate(result.grades)]
+    transcript = None if result.transcript is None else {**key, "data": encode_transcript(result.transcript)}
+    metrics = [{**key, "name": name, "value": value} for name, value in result.metrics.items()]
+    usage = [
+        {**key, "role": role, "cost_usd": u.get("cost_usd"), **{f: u.get(f) or 0 for f in USAGE_FIELDS}}
+        for role, u in result.usage.items()
+    ]
+    return trial_row, grade_rows, transcript, metrics, usage

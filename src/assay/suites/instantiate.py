@@ -30,7 +30,7 @@ def data_seed(seed: int) -> int:
 
 def instantiate_task(suite: Suite, spec: Task, seed: int, index: int) -> Task:
     """The ``index``-th concrete task of ``spec`` for run seed ``seed``."""
-    task_id = instance_ids(spec)[index]
+    task_id = spec.id if spec.instances == 1 else f"{spec.id}-{index + 1}"
     as_of = spec.as_of or suite.defaults.as_of or DEFAULT_AS_OF
     timezone = spec.timezone or suite.defaults.timezone
     if spec.template is None:

@@ -1,0 +1,129 @@
+"""Reading a run as columns and SQL aggregates: summaries of huge runs without
+materialising one object per trial (see :mod:`assay.metrics.frame`)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Engine, and_, case, exists, func, select
+
+from ..metrics.frame import USAGE_FIELDS, FrameExtras, TrialFrame, by_count
+from . import schema
+
+
+def load_frame(engine: Engine, run_id: str) -> TrialFrame:
+    """The scalar columns of a run's trials, in one query."""
+    t = schema.trials
+    query = select(
+        t.c.task_id,
+        t.c.trial_index,
+        t.c.reward,
+        t.c.termination,
+        t.c.root_cause,
+        t.c.latency_s,
+        t.c.cost_usd,
+        t.c.input_tokens,
+        t.c.output_tokens,
+    ).where(t.c.run_id == run_id)
+    with engine.connect() as conn:
+        rows = conn.execute(query).all()
+    if not rows:
+        empty: list[Any] = []
+        return TrialFrame.from_columns(empty, empty, empty, empty, empty, empty, empty, empty, empty)
+    task_id, trial_index, reward, termination, root_cause, latency, cost, t_in, t_out = zip(
+        *rows, strict=True
+    )
+    names, codes = np.unique(np.asarray(task_id, dtype=object), return_inverse=True)
+    return TrialFrame(
+        task_ids=[str(n) for n in names],
+        task=codes.astype(np.intp),
+        trial_index=np.asarray(trial_index, dtype=np.int64),
+        reward=np.array(reward, dtype=np.float64),  # None -> nan
+        termination=np.asarray(termination, dtype=object),
+        root_cause=np.asarray(root_cause, dtype=object),
+        latency_s=np.asarray(latency, dtype=np.float64),
+        cost_usd=np.array(cost, dtype=np.float64),
+        input_tokens=np.array(t_in, dtype=np.float64),
+        output_tokens=np.array(t_out, dtype=np.float64),
+    )
+
+
+def load_extras(engine: Engine, run_id: str) -> FrameExtras:
+    """Grader verdict counts, process-metric means, usage by role and the graders that
+    failed each task, as SQL aggregates."""
+    g, t, m, u = schema.grades, schema.trials, schema.trial_metrics, schema.trial_usage
+    verdicts = (
+        select(
+            g.c.grader,
+            func.sum(case((g.c.skipped, 1), else_=0)),
+            func.sum(case((and_(~g.c.skipped, g.c.passed.is_(True)), 1), else_=0)),
+            func.sum(case((and_(~g.c.skipped, g.c.passed.is_(False)), 1), else_=0)),
+            func.sum(case((and_(~g.c.skipped, g.c.passed.is_(None)), 1), else_=0)),
+            func.sum(case((g.c.needs_review, 1), else_=0)),
+        )
+        .where(g.c.run_id == run_id)
+        .group_by(g.c.grader)
+    )
+    means = select(m.c.name, func.avg(m.c.value)).where(m.c.run_id == run_id).group_by(m.c.name)
+    usage = (
+        select(
+            u.c.role,
+            *[func.sum(getattr(u.c, f)) for f in USAGE_FIELDS],
+            func.sum(u.c.cost_usd),
+            func.sum(case((u.c.cost_usd.is_(None), 1), else_=0)),
+        )
+        .where(u.c.run_id == run_id)
+        .group_by(u.c.role)
+    )
+    failed_by = and_(
+        g.c.run_id == t.c.run_id,
+        g.c.task_id == t.c.task_id,
+        g.c.trial_index == t.c.trial_index,
+        g.c.gating,
+        g.c.passed.is_(False),
+    )
+    grader_failures = (
+        select(g.c.task_id, g.c.grader, func.count())
+        .select_from(
+            g.join(
+                t,
+                and_(
+                    g.c.run_id == t.c.run_id, g.c.task_id == t.c.task_id, g.c.trial_index == t.c.trial_index
+                ),
+            )
+        )
+        .where(t.c.run_id == run_id, t.c.reward == 0, g.c.gating, g.c.passed.is_(False))
+        .group_by(g.c.task_id, g.c.grader)
+    )
+    other_failures = (
+        select(t.c.task_id, t.c.termination, func.count())
+        .where(t.c.run_id == run_id, t.c.reward == 0, ~exists().where(failed_by))
+        .group_by(t.c.task_id, t.c.termination)
+    )
+    with engine.connect() as conn:
+        graders: dict[str, dict[str, int]] = {}
+        for name, skipped, passed, failed, none, review in conn.execute(verdicts):
+            counts = {"skipped": skipped, "passed": passed, "failed": failed, "no_verdict": none}
+            graders[name] = dict(
+                sorted({**{k: int(v) for k, v in counts.items() if v}, "needs_review": int(review)}.items())
+            )
+        process = {name: float(avg) for name, avg in conn.execute(means)}
+        by_role: dict[str, dict[str, Any]] = {}
+        for row in conn.execute(usage):
+            role, *sums, cost, unpriced = row
+            by_role[role] = {
+                **{f: int(v or 0) for f, v in zip(USAGE_FIELDS, sums, strict=True)},
+                "cost_usd": float(cost or 0.0),
+                "unpriced_trials": int(unpriced),
+            }
+        failures: dict[str, Counter[str]] = defaultdict(Counter)
+        for task_id, what, count in [*conn.execute(grader_failures), *conn.execute(other_failures)]:
+            failures[task_id][what] += count
+    return FrameExtras(
+        graders=dict(sorted(graders.items())),
+        process=dict(sorted(process.items())),
+        usage_by_role=dict(sorted(by_role.items())),
+        failures={task: by_count(c) for task, c in failures.items()},
+    )
