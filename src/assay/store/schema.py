@@ -109,6 +109,43 @@ grades = Table(
     ),
 )
 
+trial_metrics = Table(
+    "trial_metrics",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("task_id", String(300), primary_key=True),
+    Column("trial_index", Integer, primary_key=True),
+    Column("name", String(100), primary_key=True),
+    Column("value", Float, nullable=False),
+    ForeignKeyConstraint(
+        ["run_id", "task_id", "trial_index"],
+        ["trials.run_id", "trials.task_id", "trials.trial_index"],
+        ondelete="CASCADE",
+    ),
+)
+
+trial_usage = Table(
+    "trial_usage",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("task_id", String(300), primary_key=True),
+    Column("trial_index", Integer, primary_key=True),
+    Column("role", String(50), primary_key=True),
+    Column("calls", Integer, nullable=False),
+    Column("input_tokens", Integer, nullable=False),
+    Column("output_tokens", Integer, nullable=False),
+    Column("cache_read_tokens", Integer, nullable=False),
+    Column("cost_usd", Float),
+    Column("retries", Integer, nullable=False),
+    Column("cached_calls", Integer, nullable=False),
+    Column("missing_usage", Integer, nullable=False),
+    ForeignKeyConstraint(
+        ["run_id", "task_id", "trial_index"],
+        ["trials.run_id", "trials.task_id", "trials.trial_index"],
+        ondelete="CASCADE",
+    ),
+)
+
 transcripts = Table(
     "transcripts",
     metadata,
@@ -122,3 +159,23 @@ transcripts = Table(
         ondelete="CASCADE",
     ),
 )
+
+labels = Table(
+    "labels",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("task_id", String(300), primary_key=True),
+    Column("trial_index", Integer, primary_key=True),
+    Column("grader", String(200), primary_key=True),  # "" = the trial as a whole
+    Column("dimension", String(200), primary_key=True),  # "" = the overall verdict
+    Column("labeller", String(100), primary_key=True),
+    Column("value", String(50), nullable=False),  # "pass" | "fail" | a level ("4")
+    Column("comment", Text, nullable=False, default=""),
+    Column("created_at", String(40), nullable=False),
+    ForeignKeyConstraint(
+        ["run_id", "task_id", "trial_index"],
+        ["trials.run_id", "trials.task_id", "trials.trial_index"],
+        ondelete="CASCADE",
+    ),
+)
+"""Human labels of trials or grades (pass/fail or per-dimension levels), see store/labels.py."""
