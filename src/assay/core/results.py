@@ -39,7 +39,8 @@ class Outcome:
     final_hash: str = ""
     diff: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
-    final_state: dict[str, Any] | None = None
+    final_state: Any = None
+    """The end state (an ``assay.envs.State``) for graders; never stored."""
 
 
 @dataclass(slots=True)

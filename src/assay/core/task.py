@@ -121,7 +121,7 @@ class Task(_Strict):
     reference: Reference = Field(default_factory=Reference)
     template: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
-    instances: int = Field(1, ge=1, le=1000)
+    instances: int = Field(1, ge=1, le=100_000)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("limits")

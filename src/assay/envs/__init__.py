@@ -2,7 +2,7 @@
 
 from .environment import NO_DOMAIN, Domain, Environment, ToolDomain, ToolEnvironment
 from .registry import DOMAINS, get_domain
-from .state import Database, Snapshot, diff, state_hash
+from .state import Database, Snapshot, State, diff, state_hash
 from .tools import Caller, InvalidToolCall, Tool, ToolContext, ToolError, Toolkit, render_result, tool
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "Environment",
     "InvalidToolCall",
     "Snapshot",
+    "State",
     "Tool",
     "ToolContext",
     "ToolDomain",

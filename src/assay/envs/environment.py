@@ -10,7 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..core.messages import ToolSpec
 from ..core.task import Task
-from .state import Database, Snapshot
+from .state import Database, Snapshot, State
 from .tools import Caller, ToolContext, Toolkit, render_result
 
 
@@ -29,8 +29,8 @@ class Environment(Protocol):
     def call(self, name: str, args: dict[str, Any], for_: Caller = "agent") -> str:
         """Run a tool; raise ``ToolError`` with an actionable message on misuse."""
 
-    def snapshot(self) -> Snapshot:
-        """An independent copy of the current state."""
+    def snapshot(self) -> State | Snapshot:
+        """The current state, frozen: a :class:`State` (cheap) or a plain dict of tables."""
 
     def write_tools(self) -> set[str]:
         """Names of the tools that change state."""
@@ -78,7 +78,7 @@ class ToolEnvironment:
         ctx = ToolContext(self.db, self.now, random.Random(self._seed), for_)
         return render_result(tool(ctx, args))
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self) -> State:
         return self.db.snapshot()
 
     def write_tools(self) -> set[str]:

@@ -1,82 +1,220 @@
 """A small in-memory database: tables of JSON records keyed by a primary key, with
-deterministic snapshot, hash and diff."""
+cheap snapshots, an order-independent content hash and diffs.
+
+The state is a chain of copy-on-write *layers*. A snapshot freezes the current layer
+(O(1)) and later writes go to a fresh child layer, so every trial of a task starts
+from one shared, generated base without copying it; a layer's hash is its parent's
+hash adjusted by the records it changed, and the diff of two states that share an
+ancestor only looks at the records either of them changed.
+
+Contract: records returned by :meth:`Database.get` and :meth:`Database.rows` are
+read-only (they may belong to a shared base); change state only through
+:meth:`insert`, :meth:`upsert`, :meth:`update` and :meth:`delete`.
+"""
 
 from __future__ import annotations
 
-import pickle
+import hashlib
 from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
-from ..core.hashing import stable_hash
+from ..core.hashing import canonical_json, stable_hash
 
 Record = dict[str, Any]
 Snapshot = dict[str, dict[str, Record]]
+_MASK = (1 << 128) - 1
+_DELETED = None
+
+
+def _record_hash(table: str, key: str, record: Record) -> int:
+    digest = hashlib.sha256(canonical_json([table, key, record]).encode()).digest()
+    return int.from_bytes(digest[:16], "big")
+
+
+class _Layer:
+    """Records changed in this layer (None: deleted), over an optional parent."""
+
+    __slots__ = ("_hash", "_merged", "changes", "depth", "frozen", "parent")
+
+    def __init__(self, tables: list[str], parent: _Layer | None = None):
+        self.parent = parent
+        self.changes: dict[str, dict[str, Record | None]] = {t: {} for t in tables}
+        self.frozen = False
+        self.depth: int = 0 if parent is None else parent.depth + 1
+        self._hash: int | None = None
+        self._merged: dict[str, dict[str, Record]] = {}
+
+    def lookup(self, table: str, key: str) -> Record | None:
+        layer: _Layer | None = self
+        while layer is not None:
+            found = layer.changes[table]
+            if key in found:
+                return found[key]
+            layer = layer.parent
+        return None
+
+    def merged(self, table: str) -> Mapping[str, Record]:
+        """Every live record of ``table``; cached once the layer is frozen."""
+        cached = self._merged.get(table)
+        if cached is not None:
+            return cached
+        base = dict(self.parent.merged(table)) if self.parent is not None else {}
+        for key, record in self.changes[table].items():
+            if record is None:
+                base.pop(key, None)
+            else:
+                base[key] = record
+        if self.frozen:
+            self._merged[table] = base
+        return base
+
+    def hash(self) -> int:
+        if self._hash is not None:
+            return self._hash
+        total = self.parent.hash() if self.parent is not None else 0
+        for table, changed in self.changes.items():
+            for key, record in changed.items():
+                if self.parent is not None:
+                    before = self.parent.lookup(table, key)
+                    if before is not None:
+                        total -= _record_hash(table, key, before)
+                if record is not None:
+                    total += _record_hash(table, key, record)
+        total &= _MASK
+        if self.frozen:
+            self._hash = total
+        return total
+
+
+class State:
+    """A frozen, read-only state: what :meth:`Database.snapshot` returns.
+
+    Reads like a mapping of tables (``state["orders"]["#W1"]``, ``state.get(table,
+    {})``); :meth:`to_dict` materialises an independent JSON-able copy."""
+
+    __slots__ = ("_layer", "keys")
+
+    def __init__(self, layer: _Layer, keys: dict[str, str]):
+        self._layer = layer
+        self.keys = keys
+
+    def record(self, table: str, key: str) -> Record | None:
+        return self._layer.lookup(table, str(key))
+
+    def __getitem__(self, table: str) -> Mapping[str, Record]:
+        if table not in self.keys:
+            raise KeyError(table)
+        return MappingProxyType(self._layer.merged(table))
+
+    def get(self, table: str, default: Any = None) -> Any:
+        return self[table] if table in self.keys else default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys)
+
+    def items(self) -> Iterator[tuple[str, Mapping[str, Record]]]:
+        return ((t, self[t]) for t in self.keys)
+
+    def __contains__(self, table: object) -> bool:
+        return table in self.keys
+
+    def hash(self) -> str:
+        return format(self._layer.hash(), "032x")
+
+    def to_dict(self) -> Snapshot:
+        return {t: {k: _copy(r) for k, r in self._layer.merged(t).items()} for t in self.keys}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, State) and self.hash() == other.hash()
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
 
 
 class Database:
     """Tables of records. ``keys`` names each table's primary-key field.
 
-    Records are plain JSON-able dicts. Tools read them with :meth:`get` /
-    :meth:`rows` and change them only through :meth:`insert`, :meth:`update` and
-    :meth:`delete`, so the state stays consistent and diffable.
+    Records are plain JSON-able dicts, read with :meth:`get` / :meth:`rows` (read-only)
+    and changed only through :meth:`insert`, :meth:`upsert`, :meth:`update` and
+    :meth:`delete`, so the state stays consistent, isolated and diffable.
     """
 
-    __slots__ = ("_tables", "keys")
+    __slots__ = ("_layer", "keys")
 
-    def __init__(self, keys: Mapping[str, str], tables: Snapshot | None = None):
+    def __init__(self, keys: Mapping[str, str], tables: Snapshot | State | None = None):
         self.keys = dict(keys)
-        self._tables: Snapshot = {name: {} for name in self.keys}
+        if isinstance(tables, State):  # continue from a frozen state, sharing it
+            self._layer = _Layer(list(self.keys), tables._layer)
+            return
+        self._layer = _Layer(list(self.keys))
         for name, rows in (tables or {}).items():
-            self._table(name).update(rows)
+            self._check(name)
+            self._layer.changes[name].update({str(k): dict(v) for k, v in rows.items()})
 
-    def _table(self, name: str) -> dict[str, Record]:
-        try:
-            return self._tables[name]
-        except KeyError:
-            raise KeyError(f"unknown table {name!r}; tables: {', '.join(self.keys)}") from None
+    def _check(self, table: str) -> None:
+        if table not in self.keys:
+            raise KeyError(f"unknown table {table!r}; tables: {', '.join(self.keys)}")
 
     # reads --------------------------------------------------------------------------
     def get(self, table: str, key: str) -> Record | None:
-        return self._table(table).get(str(key))
+        self._check(table)
+        return self._layer.lookup(table, str(key))
 
     def rows(self, table: str) -> Iterator[Record]:
-        return iter(self._table(table).values())
+        self._check(table)
+        return iter(list(self._layer.merged(table).values()))
 
     def count(self, table: str) -> int:
-        return len(self._table(table))
+        self._check(table)
+        return len(self._layer.merged(table))
 
     @property
     def tables(self) -> list[str]:
-        return list(self._tables)
+        return list(self.keys)
 
     # writes -------------------------------------------------------------------------
+    def _write(self, table: str, key: str, record: Record | None) -> None:
+        self._layer.changes[table][key] = record
+
     def insert(self, table: str, record: Record) -> Record:
+        self._check(table)
         key = str(record[self.keys[table]])
-        rows = self._table(table)
-        if key in rows:
+        if self._layer.lookup(table, key) is not None:
             raise KeyError(f"{table} {key} already exists")
-        rows[key] = record
-        return record
+        stored = dict(record)
+        self._write(table, key, stored)
+        return stored
 
     def upsert(self, table: str, record: Record) -> Record:
         """Insert ``record`` or merge its fields into the existing one."""
+        self._check(table)
         key = str(record[self.keys[table]])
-        rows = self._table(table)
-        if key in rows:
-            rows[key] = {**rows[key], **record}
-        else:
-            rows[key] = dict(record)
-        return rows[key]
+        old = self._layer.lookup(table, key)
+        stored = {**old, **record} if old is not None else dict(record)
+        self._write(table, key, stored)
+        return stored
 
     def update(self, table: str, key: str, **fields: Any) -> Record:
-        record = self._table(table).get(str(key))
-        if record is None:
+        self._check(table)
+        old = self._layer.lookup(table, str(key))
+        if old is None:
             raise KeyError(f"{table} {key} does not exist")
-        record.update(fields)
-        return record
+        stored = {**old, **fields}
+        self._write(table, str(key), stored)
+        return stored
 
     def delete(self, table: str, key: str) -> None:
-        self._table(table).pop(str(key), None)
+        self._check(table)
+        if self._layer.lookup(table, str(key)) is not None:
+            self._write(table, str(key), _DELETED)
 
     def apply_records(self, records: Mapping[str, list[Record]]) -> None:
         """Upsert each record of ``records`` (table -> list of records)."""
@@ -85,32 +223,82 @@ class Database:
                 self.upsert(table, record)
 
     # identity -----------------------------------------------------------------------
-    def snapshot(self) -> Snapshot:
-        """A deep, independent copy of every table."""
-        return pickle.loads(pickle.dumps(self._tables, protocol=pickle.HIGHEST_PROTOCOL))
+    def snapshot(self) -> State:
+        """The current state, frozen (O(1)); later writes go to a new layer."""
+        parent = self._layer.parent
+        if parent is not None and parent.frozen and not any(self._layer.changes.values()):
+            return State(parent, self.keys)  # nothing new since the last snapshot
+        frozen = self._layer
+        frozen.frozen = True
+        frozen._merged.clear()
+        frozen._hash = None
+        self._layer = _Layer(list(self.keys), frozen)
+        return State(frozen, self.keys)
 
     def copy(self) -> Database:
-        db = Database(self.keys)
-        db._tables = self.snapshot()
+        """An independent database starting from the current state (O(1))."""
+        state = self.snapshot()
+        db = Database.__new__(Database)
+        db.keys = self.keys
+        db._layer = _Layer(list(self.keys), state._layer)
         return db
 
     def hash(self) -> str:
-        return state_hash(self._tables)
+        return format(self._layer.hash(), "032x")
 
 
-def state_hash(snapshot: Snapshot) -> str:
-    """Order-independent content hash of a snapshot."""
-    return stable_hash(snapshot, length=32)
+def state_hash(state: State | Snapshot) -> str:
+    """Order-independent content hash of a state (a :class:`State` or a plain dict of
+    tables): the sum of per-record hashes, so it updates incrementally."""
+    if isinstance(state, State):
+        return state.hash()
+    total = 0
+    for table, rows in state.items():
+        for key, record in rows.items():
+            total += _record_hash(table, str(key), record)
+    return format(total & _MASK, "032x")
 
 
-def diff(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
+def _chain(layer: _Layer) -> list[_Layer]:
+    out = []
+    node: _Layer | None = layer
+    while node is not None:
+        out.append(node)
+        node = node.parent
+    return out
+
+
+def _changed_keys(before: State, after: State) -> dict[str, set[str]] | None:
+    """Keys changed on either side since the common ancestor, or None if none."""
+    a, b = _chain(before._layer), _chain(after._layer)
+    shared = {id(layer) for layer in a} & {id(layer) for layer in b}
+    if not shared:
+        return None
+    keys: dict[str, set[str]] = {t: set() for t in before.keys}
+    for layer in (*a, *b):
+        if id(layer) in shared:
+            continue
+        for table, changed in layer.changes.items():
+            keys.setdefault(table, set()).update(changed)
+    return keys
+
+
+def diff(before: State | Snapshot, after: State | Snapshot) -> list[dict[str, Any]]:
     """Changes from ``before`` to ``after``: one entry per added or removed record and
     per changed field, sorted by table, key and field so it is deterministic."""
+    keys = _changed_keys(before, after) if isinstance(before, State) and isinstance(after, State) else None
+    if keys is None:
+        keys = {t: set(before.get(t, {})) | set(after.get(t, {})) for t in set(before) | set(after)}
+
+    def find(state: State | Snapshot, table: str, key: str) -> Record | None:
+        if isinstance(state, State):
+            return state.record(table, key) if table in state.keys else None
+        return state.get(table, {}).get(key)
+
     changes: list[dict[str, Any]] = []
-    for table in sorted(set(before) | set(after)):
-        old_rows, new_rows = before.get(table, {}), after.get(table, {})
-        for key in sorted(set(old_rows) | set(new_rows)):
-            old, new = old_rows.get(key), new_rows.get(key)
+    for table in sorted(keys):
+        for key in sorted(keys[table]):
+            old, new = find(before, table, key), find(after, table, key)
             if old == new:
                 continue
             if old is None:
@@ -131,3 +319,6 @@ def diff(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
                             }
                         )
     return changes
+
+
+__all__ = ["Database", "Record", "Snapshot", "State", "diff", "stable_hash", "state_hash"]

@@ -11,7 +11,7 @@ from pydantic import Field
 from ..core.results import GradeResult, Outcome
 from ..core.task import Task
 from ..core.transcript import Transcript
-from ..envs.state import Snapshot, diff, state_hash
+from ..envs.state import Snapshot, State, diff
 from ..envs.tools import ToolError
 from .base import Params, PathKey, RuleGrader
 from .matching import values_equal
@@ -56,7 +56,7 @@ class StateGrader(RuleGrader):
             return {"gold": False}
         return raw
 
-    def gold_state(self, task: Task) -> Snapshot:
+    def gold_state(self, task: Task) -> State | Snapshot:
         """The state after replaying the reference actions (ToolError if one fails)."""
         env = self.domain.environment(task, task.as_of)  # type: ignore[arg-type]
         env.reset(task.initial_state.seed)
@@ -67,15 +67,12 @@ class StateGrader(RuleGrader):
                 raise ToolError(f"reference action {i} ({action.name}) failed: {exc}") from None
         return env.snapshot()
 
-    def _strip(self, snapshot: Snapshot) -> Snapshot:
-        if not self.params.ignore:
-            return snapshot
-        out = {t: {k: dict(r) for k, r in rows.items()} for t, rows in snapshot.items()}
-        for path in self.params.ignore:
-            table, _, name = path.partition(".")
-            for record in out.get(table, {}).values():
-                record.pop(name, None)
-        return out
+    def _ignored(self, change: dict[str, Any]) -> bool:
+        """Is this difference in a field (``table.field``) or table the params ignore?"""
+        ignore = self.params.ignore
+        return change["table"] in ignore or (
+            change["op"] == "change" and f"{change['table']}.{change['field']}" in ignore
+        )
 
     def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
         final = outcome.final_state
@@ -89,11 +86,11 @@ class StateGrader(RuleGrader):
                 return self.result(
                     None, f"cannot build the gold state: {exc}", skipped=True, category="grader_error"
                 )
-            if state_hash(self._strip(gold)) != state_hash(self._strip(final)):
-                changes = diff(self._strip(gold), self._strip(final))
+            changes = [c for c in diff(gold, final) if not self._ignored(c)]
+            if changes:
                 problems.append(f"end state differs from gold: {_describe(changes)}")
         for a in self.params.assertions:
-            record = final.get(a.table, {}).get(a.key)
+            record = _record(final, a.table, a.key)
             if not a.exists:
                 if record is not None:
                     problems.append(f"{a.table} {a.key} should not exist")
@@ -111,3 +108,9 @@ class StateGrader(RuleGrader):
     @classmethod
     def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
         return []
+
+
+def _record(state: State | Snapshot, table: str, key: str) -> dict[str, Any] | None:
+    if isinstance(state, State):
+        return state.record(table, key) if table in state else None
+    return state.get(table, {}).get(key)

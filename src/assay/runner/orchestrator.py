@@ -32,7 +32,7 @@ from ..core.task import Limits, Task
 from ..core.transcript import Transcript
 from ..envs.environment import Environment
 from ..envs.registry import get_domain
-from ..envs.state import Snapshot, diff, state_hash
+from ..envs.state import Snapshot, State, diff, state_hash
 from ..envs.tools import InvalidToolCall, ToolError
 from ..errors import AssayError, HarnessError
 from ..graders.base import GraderSettings
@@ -212,7 +212,7 @@ async def run_trial(job: TrialJob) -> TrialResult:
     root_cause: str | None = None
     conv: _Conversation | None = None
     env: Environment | None = None
-    initial: Snapshot | None = None
+    initial: State | Snapshot | None = None
     prompt_version = job.config.prompt_version
     try:
         env = domain.environment(task, now)
