@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assay.errors import SuiteError
-from assay.suites import instantiate, load_suite
+from assay.suites import instantiate, iter_specs, load_suite
 
 GOOD = """\
 name: bank
@@ -81,8 +81,9 @@ def test_task_files_yaml_json_jsonl(tmp_path: Path) -> None:
         },
     )
     suite = load_suite(root)
-    assert [t.id for t in suite.tasks] == ["a1", "a2", "b1", "c1", "c2"]
-    assert suite.task("c2").stratum == "adversarial"
+    assert [t.id for t in iter_specs(suite)] == ["a1", "a2", "b1", "c1", "c2"]
+    assert [t.id for t in suite.tasks] == ["a1", "a2", "b1"]  # JSONL tasks are streamed, not kept
+    assert [t.stratum for t in instantiate(suite)][-1] == "adversarial"
 
 
 BAD_SUITE = """\

@@ -189,10 +189,10 @@ def validate(
                 print(problem)
             err.print(f"[red]{len(exc.problems)} problem(s)[/]")
         raise typer.Exit(2) from None
-    from .suites.instantiate import instantiate
+    from ..suites.instantiate import iter_instances
 
-    tasks = instantiate(suite, 0)
-    strata = Counter(t.stratum for t in tasks)
+    strata = Counter(t.stratum for t in iter_instances(suite, 0))
+    count = sum(strata.values())
     if as_json:
         print_json(
             {
@@ -200,14 +200,14 @@ def validate(
                 "suite": suite.name,
                 "version": suite.version,
                 "hash": suite.hash,
-                "tasks": len(tasks),
+                "tasks": count,
                 "strata": dict(strata),
                 "canary": suite.canary,
             }
         )
         return
     out.print(
-        f"ok: suite {suite.name} v{suite.version} (hash {suite.hash}): {len(tasks)} tasks · "
+        f"ok: suite {suite.name} v{suite.version} (hash {suite.hash}): {count} tasks · "
         + ", ".join(f"{k} {v}" for k, v in sorted(strata.items()))
     )
     if not suite.canary:

@@ -178,6 +178,7 @@ class Suite(_Strict):
     _path: Path | None = PrivateAttr(default=None)
     _local_templates: dict[str, Any] = PrivateAttr(default_factory=dict)
     _where: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _streamed: list[Any] = PrivateAttr(default_factory=list)
 
     @field_validator("version", mode="before")
     @classmethod

@@ -18,12 +18,12 @@ from ..llm.spec import PROVIDERS
 from ..metrics.frame import TrialFrame
 from ..metrics.summary import summarize_frame
 from ..store.store import Store, now_iso
-from ..suites.instantiate import instantiate
+from ..suites.instantiate import instantiate, iter_instances
 from ..suites.loader import load_suite
 from ..users.specs import user_factory
 from .executor import Executor, LocalExecutor
 from .orchestrator import TrialJob
-from .plan import plan_trials, select_tasks
+from .plan import plan_trials, task_filter
 from .provenance import git_commit, new_run_id, versions
 from .writer import TrialWriter
 
@@ -105,16 +105,26 @@ def _resolve_suite(suite: Suite | str | Path) -> tuple[Suite, str]:
     return loaded, source
 
 
-def _jobs(info: RunInfo, suite: Suite, tasks: list[Task], done: set[tuple[str, int]]) -> Iterator[TrialJob]:
+TaskSource = Callable[[], Iterable[Task]]
+
+
+def _task_source(suite: Suite, seed: int, keep: Callable[[Task], bool]) -> TaskSource:
+    """The run's concrete tasks, again for each pass: kept in memory for ordinary
+    suites, streamed from disk (memory stays flat) for suites with JSONL files."""
+    if not suite._streamed:
+        tasks = [t for t in instantiate(suite, seed) if keep(t)]
+        return lambda: tasks
+    return lambda: (t for t in iter_instances(suite, seed) if keep(t))
+
+
+def _jobs(info: RunInfo, suite: Suite, tasks: TaskSource, done: set[tuple[str, int]]) -> Iterator[TrialJob]:
     override = info.settings.get("limits") or {}
-    limits = {t.id: suite.limits_for(t).merged(override) for t in tasks}
-    hashes = {t.id: t.input_hash() for t in tasks}
     for task, trial in plan_trials(tasks, info.trials_per_task, info.seed, done):
         yield TrialJob(
             run_id=info.run_id,
             task=task,
             trial=trial,
-            limits=limits[task.id],
+            limits=suite.limits_for(task).merged(override),
             config=info.config,
             suite_name=info.suite_name,
             suite_version=info.suite_version,
@@ -122,7 +132,7 @@ def _jobs(info: RunInfo, suite: Suite, tasks: list[Task], done: set[tuple[str, i
             domain=suite.domain,
             git_commit=info.git_commit,
             options=dict(info.settings.get("model_options", {})),
-            task_hash=hashes[task.id],
+            task_hash=task.input_hash(),
             judges=tuple(info.settings.get("judges", ())),
             judge_options=dict(info.settings.get("judge_options", {})),
         )
@@ -179,14 +189,15 @@ async def run_async(
                 f"{info.suite_source} now has hash {loaded.hash}; start a new run instead"
             )
         wanted = set(info.task_ids)
-        tasks = [t for t in instantiate(loaded, info.seed) if t.id in wanted]
+        tasks = _task_source(loaded, info.seed, lambda t: t.id in wanted)
         done = st.completed_keys(info.run_id)
         st.set_status(info.run_id, "running")
         info.status = "running"
     else:
         loaded, source = _resolve_suite(suite)
-        tasks = select_tasks(instantiate(loaded, seed), split=split, tags=tags, task_ids=task_ids)
-        if not tasks:
+        tasks = _task_source(loaded, seed, task_filter(split, tags, task_ids))
+        metas = [t.meta() for t in tasks()]
+        if not metas:
             raise AssayError(f"no task of suite {loaded.name} matches the filters given")
         config = Config(agent=agent, user=user, model=_model_of(agent), params=params or {})
         if limits:
@@ -207,7 +218,7 @@ async def run_async(
             config_hash=config.hash,
             seed=seed,
             trials_per_task=trials or loaded.defaults.trials,
-            task_ids=[t.id for t in tasks],
+            task_ids=[m.task_id for m in metas],
             filters={"split": split, "tags": sorted(tags), "task_ids": sorted(task_ids)},
             settings={
                 "model_options": {k: _jsonable(v) for k, v in (model_options or {}).items()},
@@ -218,7 +229,8 @@ async def run_async(
             git_commit=git_commit(),
             versions=versions(),
         )
-        st.create_run(info, [t.meta() for t in tasks])
+        st.create_run(info, metas)
+        del metas
         done = set()
     if on_start is not None:
         on_start(info)

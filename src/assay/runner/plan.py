@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ..core.hashing import derive_seed
 from ..core.results import Trial
@@ -14,39 +14,49 @@ def trial_seed(run_seed: int, task_id: str, index: int) -> int:
     return derive_seed(run_seed, task_id, index)
 
 
+def task_filter(
+    split: str | None = None,
+    tags: Iterable[str] = (),
+    task_ids: Iterable[str] = (),
+    strata: Iterable[str] = (),
+) -> Callable[[Task], bool]:
+    """A predicate matching every filter given (tags: any of them; ids: exact, or the
+    id a template's instances share, ``refund`` for ``refund-1``, ``refund-2``...)."""
+    tag_set, ids, strata_set = set(tags), set(task_ids), set(strata)
+
+    def keep(t: Task) -> bool:
+        return (
+            (not split or t.split == split)
+            and (not tag_set or bool(tag_set & set(t.tags)))
+            and (not strata_set or t.stratum in strata_set)
+            and (not ids or t.id in ids or t.id.rsplit("-", 1)[0] in ids)
+        )
+
+    return keep
+
+
 def select_tasks(
-    tasks: Sequence[Task],
+    tasks: Iterable[Task],
     split: str | None = None,
     tags: Iterable[str] = (),
     task_ids: Iterable[str] = (),
     strata: Iterable[str] = (),
 ) -> list[Task]:
-    """Tasks matching every filter given (tags: any of them; ids: exact or prefix
-    before the instance number)."""
-    tags, ids, strata = set(tags), set(task_ids), set(strata)
-    chosen = []
-    for t in tasks:
-        if split and t.split != split:
-            continue
-        if tags and not tags & set(t.tags):
-            continue
-        if strata and t.stratum not in strata:
-            continue
-        if ids and t.id not in ids and t.id.rsplit("-", 1)[0] not in ids:
-            continue
-        chosen.append(t)
-    return chosen
+    """The tasks matching every filter given (see :func:`task_filter`)."""
+    keep = task_filter(split, tags, task_ids, strata)
+    return [t for t in tasks if keep(t)]
 
 
 def plan_trials(
-    tasks: Sequence[Task],
+    tasks: Sequence[Task] | Callable[[], Iterable[Task]],
     trials: int,
     run_seed: int,
     done: set[tuple[str, int]] = frozenset(),  # type: ignore[assignment]
 ) -> Iterator[tuple[Task, Trial]]:
     """Every (task, trial) not yet done: trial index outer, task inner, so an
-    interrupted run has spread its trials over all tasks."""
+    interrupted run has spread its trials over all tasks. ``tasks`` may be a function
+    giving a fresh iterable for each pass (tasks streamed from disk)."""
     for index in range(trials):
-        for task in tasks:
+        for task in tasks() if callable(tasks) else tasks:
             if (task.id, index) not in done:
                 yield task, Trial(task.id, index, trial_seed(run_seed, task.id, index))

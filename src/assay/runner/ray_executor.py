@@ -195,10 +195,8 @@ class RayExecutor:
         pending: dict[Any, TrialJob] = {}
         try:
             while True:
-                for job in iterator:
+                while len(pending) < window and (job := next(iterator, None)) is not None:
                     pending[self._remote.remote(job)] = job
-                    if len(pending) >= window:
-                        break
                 if not pending:
                     return
                 for ref, outcome in await asyncio.to_thread(self._collect, ray, list(pending)):
@@ -221,7 +219,7 @@ class RayExecutor:
         from ray.exceptions import RayTaskError
 
         try:
-            return ray.get(ref)  # type: ignore[no-any-return]
+            return ray.get(ref)
         except RayTaskError as exc:  # the trial raised: a usage error stops the run
             cause = getattr(exc, "cause", None)
             if isinstance(cause, AssayError):

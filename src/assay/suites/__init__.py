@@ -1,7 +1,7 @@
 """Suites: loading, validation, content hash, templates, instantiation."""
 
-from .instantiate import DEFAULT_AS_OF, instance_ids, instantiate, instantiate_task
-from .loader import SUITES, load_suite, resolve_source, suite_templates
+from .instantiate import DEFAULT_AS_OF, instance_ids, instantiate, instantiate_task, iter_instances
+from .loader import SUITES, iter_specs, load_suite, resolve_source, suite_templates
 from .sources import Located, format_path
 from .templates import TemplateContext, collect_templates, template
 
@@ -15,6 +15,8 @@ __all__ = [
     "instance_ids",
     "instantiate",
     "instantiate_task",
+    "iter_instances",
+    "iter_specs",
     "load_suite",
     "resolve_source",
     "suite_templates",

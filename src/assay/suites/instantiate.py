@@ -3,6 +3,7 @@ expanded, templates run."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -11,6 +12,7 @@ from pydantic import ValidationError
 from ..core.hashing import derive_seed
 from ..core.task import Suite, Task
 from ..envs.registry import get_domain
+from ..errors import SuiteError
 from .sources import ProblemError
 
 #: "Now" of a task that names no as-of time, so runs never depend on the wall clock.
@@ -28,7 +30,9 @@ def data_seed(seed: int) -> int:
     return derive_seed(seed, "data") % (2**31)
 
 
-def instantiate_task(suite: Suite, spec: Task, seed: int, index: int) -> Task:
+def instantiate_task(
+    suite: Suite, spec: Task, seed: int, index: int, where: tuple[Any, Any] | None = None
+) -> Task:
     """The ``index``-th concrete task of ``spec`` for run seed ``seed``."""
     task_id = spec.id if spec.instances == 1 else f"{spec.id}-{index + 1}"
     as_of = spec.as_of or suite.defaults.as_of or DEFAULT_AS_OF
@@ -42,7 +46,7 @@ def instantiate_task(suite: Suite, spec: Task, seed: int, index: int) -> Task:
     from .loader import locate, suite_templates
     from .templates import TemplateContext
 
-    located, prefix = locate(suite, spec.id)
+    located, prefix = where or locate(suite, spec.id)
     fn = suite_templates(suite)[spec.template]
     domain = get_domain(suite.domain)
     world = data_seed(seed)
@@ -91,15 +95,19 @@ def instantiate_task(suite: Suite, spec: Task, seed: int, index: int) -> Task:
         ) from None
 
 
-def instantiate(suite: Suite, seed: int = 0) -> list[Task]:
-    """Every concrete task of ``suite`` for run seed ``seed``, in suite order."""
-    tasks: list[Task] = []
-    for spec in suite.tasks:
+def iter_instances(suite: Suite, seed: int = 0) -> Iterator[Task]:
+    """Every concrete task of ``suite`` for run seed ``seed``, in suite order, one at a
+    time (tasks from JSONL files are streamed)."""
+    from .loader import iter_specs
+
+    for spec in iter_specs(suite):
         for index in range(spec.instances):
             try:
-                tasks.append(instantiate_task(suite, spec, seed, index))
+                yield instantiate_task(suite, spec, seed, index)
             except ProblemError as exc:
-                from ..errors import SuiteError
-
                 raise SuiteError(exc.problems) from None
-    return tasks
+
+
+def instantiate(suite: Suite, seed: int = 0) -> list[Task]:
+    """Every concrete task of ``suite`` for run seed ``seed``, in suite order."""
+    return list(iter_instances(suite, seed))

@@ -4,8 +4,10 @@ module) or a built-in suite by name. Every problem is collected and reported as
 
 from __future__ import annotations
 
+import gc
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -101,27 +103,52 @@ class _Loaded:
         self.problems: list[Problem] = []
         self.tasks: list[Task] = []
         self.where: dict[str, tuple[Located, PathKey]] = {}
+        self.seen: dict[str, str] = {}
         self.digest = hashlib.sha256()
+        self.check: Callable[[Task, Located, PathKey], list[Problem]] | None = None
 
-    def add_task(self, raw: Any, located: Located, prefix: PathKey) -> None:
+    def add_task(self, raw: Any, located: Located, prefix: PathKey, keep: bool = True) -> None:
+        """Validate one task; keep it (small files) or check it now and let it go
+        (JSONL files, which are streamed again when the suite is run)."""
         try:
             task = _validate(Task, raw, located, prefix)
         except ProblemError as exc:
             self.problems.extend(exc.problems)
             return
-        if task.id in self.where:
-            other, _ = self.where[task.id]
-            first = f"{other.file}:{other.line(())}"
-            self.problems.append(
-                located.problem(("id",), f"duplicate task id {task.id!r} (first at {first})", prefix)
-            )
+        if task.id in self.seen:
+            message = f"duplicate task id {task.id!r} (first at {self.seen[task.id]})"
+            self.problems.append(located.problem(("id",), message, prefix))
             return
-        self.where[task.id] = (located, prefix)
-        self.tasks.append(task)
+        self.seen[task.id] = f"{located.file}:{located.line(())}"
+        if keep:
+            self.where[task.id] = (located, prefix)
+            self.tasks.append(task)
+        elif self.check is not None:
+            self.problems.extend(self.check(task, located, prefix))
 
 
 def load_suite(source: str | Path) -> Suite:
     """Load and validate a suite; raise :class:`SuiteError` listing every problem."""
+    with paused_gc():
+        return _load_suite(source)
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many long-lived objects (a
+    100,000-task suite would otherwise pay for repeated full collections), then move
+    what was built out of its reach (``gc.freeze``)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def _load_suite(source: str | Path) -> Suite:
     suite_file = resolve_source(source)
     root = suite_file.parent
     display = str(suite_file) if Path(source).exists() else f"{source}:{suite_file.name}"
@@ -142,44 +169,63 @@ def load_suite(source: str | Path) -> Suite:
         suite = _validate(Suite, header, located)
     except ProblemError as exc:
         state.problems.extend(exc.problems)
+    domain_known = False
+    if suite is not None:
+        suite._path = root
+        suite._local_templates = _local_templates(suite, root, located, state)
+        domain_name = suite.domain or "none"
+        domain_known = domain_name in DOMAINS
+        if domain_known:
+            domain = get_domain(domain_name)
+            state.digest.update(f"domain:{domain.name}:{domain.version}".encode())
+            templates = suite_templates(suite)
+            checked = suite
+
+            def check(task: Task, where: Located, prefix: PathKey) -> list[Problem]:
+                return _check_task(checked, task, where, prefix, templates)
+
+            state.check = check
+        else:
+            known = ", ".join(DOMAINS.names())
+            state.problems.append(
+                located.problem(("domain",), f"unknown domain {domain_name!r}; known: {known}")
+            )
     if not isinstance(raw_tasks, list):
         state.problems.append(located.problem(("tasks",), "must be a list of tasks"))
         raw_tasks = []
     for i, raw in enumerate(raw_tasks):
         state.add_task(raw, located.sub("tasks", i), ("tasks", i))
 
+    streamed: list[tuple[Path, str]] = []
     for path in _task_files(root, data.get("task_files")):
         rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
         file_display = str(path) if Path(source).exists() else f"{source}:{rel}"
         if not path.exists():
             state.problems.append(located.problem(("task_files",), f"task file {rel} does not exist"))
             continue
-        state.digest.update(rel.encode() + b"\0" + path.read_bytes())
+        state.digest.update(rel.encode() + b"\0")
+        with path.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                state.digest.update(chunk)
+        keep = path.suffix.lower() != ".jsonl"
+        if not keep:
+            streamed.append((path, file_display))
         try:
             for doc, doc_located in iter_documents(path, file_display):
                 for raw, task_located, prefix in _task_entries(doc, doc_located):
-                    state.add_task(raw, task_located, prefix)
+                    state.add_task(raw, task_located, prefix, keep=keep)
         except ProblemError as exc:
             state.problems.extend(exc.problems)
 
     if suite is None:
         raise SuiteError(state.problems)
-    local_templates = _local_templates(suite, root, located, state)
-    domain_name = suite.domain or "none"
-    if domain_name not in DOMAINS:
-        state.problems.append(
-            located.problem(
-                ("domain",), f"unknown domain {domain_name!r}; known: {', '.join(DOMAINS.names())}"
-            )
-        )
     suite.tasks = state.tasks
-    suite._path = root
-    suite._local_templates = local_templates
     suite._where = state.where
-    if domain_name in DOMAINS:
-        domain = get_domain(domain_name)
-        state.digest.update(f"domain:{domain.name}:{domain.version}".encode())
-        state.problems.extend(_check_tasks(suite))
+    suite._streamed = streamed
+    if state.check is not None:
+        for task in state.tasks:
+            where, prefix = state.where[task.id]
+            state.problems.extend(state.check(task, where, prefix))
     if state.problems:
         raise SuiteError(state.problems)
     suite._hash = state.digest.hexdigest()[:16]
@@ -213,28 +259,33 @@ def locate(suite: Suite, task_id: str, path: PathKey = ()) -> tuple[Located, Pat
     return suite._where.get(task_id, (Located(str(suite.path or suite.name)), ()))
 
 
-def _check_tasks(suite: Suite) -> list[Problem]:
-    """Semantic checks: templates exist and produce valid tasks; graders are known and
-    name existing tools."""
+def _check_task(
+    suite: Suite, spec: Task, located: Located, prefix: PathKey, templates: dict[str, TemplateFn]
+) -> list[Problem]:
+    """Semantic checks of one task: its template exists and produces a valid task; its
+    graders are known and name existing tools."""
     from .instantiate import instantiate_task
 
-    problems: list[Problem] = []
-    templates = suite_templates(suite)
-    for spec in suite.tasks:
-        located, prefix = locate(suite, spec.id)
-        if spec.template and spec.template not in templates:
-            known = ", ".join(sorted(templates)) or "none"
-            problems.append(
-                located.problem(("template",), f"unknown template {spec.template!r}; known: {known}", prefix)
-            )
-            continue
-        try:
-            concrete = instantiate_task(suite, spec, seed=0, index=0)
-        except ProblemError as exc:
-            problems.extend(exc.problems)
-            continue
-        problems.extend(_check_graders(suite, spec, concrete, located, prefix))
-    return problems
+    if spec.template and spec.template not in templates:
+        known = ", ".join(sorted(templates)) or "none"
+        return [located.problem(("template",), f"unknown template {spec.template!r}; known: {known}", prefix)]
+    try:
+        concrete = (
+            spec if spec.template is None else instantiate_task(suite, spec, 0, 0, where=(located, prefix))
+        )
+    except ProblemError as exc:
+        return exc.problems
+    return _check_graders(suite, spec, concrete, located, prefix)
+
+
+def iter_specs(suite: Suite) -> Iterator[Task]:
+    """The suite's task specs in order: kept ones, then those streamed from JSONL files
+    (read again, line by line, each time: memory stays flat for huge suites)."""
+    yield from suite.tasks
+    for path, display in suite._streamed:
+        for doc, located in iter_documents(path, display):
+            for raw, _, _ in _task_entries(doc, located):
+                yield Task.model_validate(raw)
 
 
 def _check_graders(suite: Suite, spec: Task, task: Task, located: Located, prefix: PathKey) -> list[Problem]:
