@@ -142,3 +142,14 @@ def test_sigkill_then_resume_gives_exactly_tasks_times_k(suite_dir: Path, tmp_pa
         str(db),
     )
     assert final == trial_keys(db, "clean")
+
+
+def test_validate_builtin_suite_ok() -> None:
+    proc = assay("validate", "retail")
+    assert proc.stdout.startswith("ok: suite retail v")
+    data = json.loads(assay("validate", "retail", "--json").stdout)
+    assert (
+        data["ok"]
+        and data["tasks"] >= 40
+        and set(data["strata"]) == {"normal", "edge", "adversarial", "high_risk"}
+    )
