@@ -1,5 +1,10 @@
 """inspect_ai baseline: N single-turn samples, mock model, includes() scorer."""
-import json, sys, tempfile, time
+
+import json
+import sys
+import tempfile
+import time
+
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
@@ -15,13 +20,25 @@ def reply(input, tools, tool_choice, config):  # a fixed answer, with usage so n
     return out
 
 
-task = Task(dataset=[Sample(input=f"Say hello {i}", target="hello") for i in range(n)],
-            solver=generate(), scorer=includes())
+task = Task(
+    dataset=[Sample(input=f"Say hello {i}", target="hello") for i in range(n)],
+    solver=generate(),
+    scorer=includes(),
+)
 model = get_model("mockllm/model", custom_outputs=reply)
 with tempfile.TemporaryDirectory() as logs:
     start = time.perf_counter()
     result = eval(task, model=model, log_dir=logs, display="none", max_connections=100, max_samples=100)
     elapsed = time.perf_counter() - start
 log = result[0]
-print(json.dumps({"samples": n, "seconds": elapsed, "per_sample_ms": 1000 * elapsed / n, "status": log.status,
-                  "accuracy": log.results.scores[0].metrics["accuracy"].value if log.results else None}))
+print(
+    json.dumps(
+        {
+            "samples": n,
+            "seconds": elapsed,
+            "per_sample_ms": 1000 * elapsed / n,
+            "status": log.status,
+            "accuracy": log.results.scores[0].metrics["accuracy"].value if log.results else None,
+        }
+    )
+)

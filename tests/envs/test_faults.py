@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import Counter
 from contextvars import ContextVar
 from dataclasses import replace
 from datetime import datetime
@@ -107,6 +108,34 @@ def test_a_real_refusal_wins_over_a_content_fault() -> None:
     with pytest.raises(ToolError, match="does not exist"):
         env.call("get_balance", {"account_id": "nope"})
     assert env.last_fault is None and env.events == []
+
+
+def test_snapshot_stays_truthful_under_every_kind() -> None:
+    """Replaying on a clean environment only the calls that really ran gives the same state."""
+    plan = FaultPlan(
+        rules=[{"tool": "*", "kind": kind, "rate": 0.15} for kind in ("timeout", "rate_limit", "empty")]
+        + [{"tool": "*", "kind": kind, "rate": 0.2} for kind in ("drop_fields", "partial", "format")]
+    )
+    env, replay, kinds = env_with(plan, seed=5), clean_env(), Counter[str]()
+    for i in range(200):
+        name, args = (
+            ("deposit", {"account_id": f"A{i % 5}", "amount": i % 7 + 1})
+            if i % 2
+            else (
+                "get_balance",
+                {"account_id": f"A{i % 5}"},
+            )
+        )
+        try:
+            env.call(name, args)
+        except InjectedFault:
+            kinds[env.last_fault or ""] += 1
+            continue  # the tool did not run
+        kinds[env.last_fault or "none"] += 1
+        replay.call(name, args)
+    assert set(kinds) == {"none", "timeout", "rate_limit", "empty", "drop_fields", "partial", "format"}
+    assert env.snapshot() == replay.snapshot()
+    assert len(env.events) == 200 - kinds["none"]
 
 
 # --- the schedule -------------------------------------------------------------------

@@ -4,9 +4,9 @@ equal to hashing from scratch, fast diffs equal plain diffs, trials never leak."
 import random
 
 import pytest
+from tests.toydomain import generate
 
 from assay.envs import Database, State, diff, state_hash
-from tests.toydomain import generate
 
 
 def mutate(db: Database, rng: random.Random, steps: int = 20) -> None:

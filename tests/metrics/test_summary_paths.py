@@ -16,8 +16,13 @@ tasks:
 
 def test_store_summary_equals_in_memory_summary(tmp_path: Path) -> None:
     (tmp_path / "suite.yaml").write_text(SUITE)
-    run = assay.run(str(tmp_path), agent="python:tests.toyagents:DepositAgent", trials=4, seed=2,
-                    params={"skip_confirm": 0.4})
+    run = assay.run(
+        str(tmp_path),
+        agent="python:tests.toyagents:DepositAgent",
+        trials=4,
+        seed=2,
+        params={"skip_confirm": 0.4},
+    )
     from_store = run.summary()
     in_memory = summarize(run.results, run.tasks, run.info.trials_per_task)
     assert 0 < from_store["overall"]["success_rate"] < 1  # failures exist, so failures tables are exercised

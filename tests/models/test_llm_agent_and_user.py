@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from tests.support.fake_llm_replies import FakeToolCall, Reply, sequence
+from tests.support.fake_llm_server import FakeLLMServer
+
 from assay.core import Config, InitialState, Limits, Message, Task, ToolCall, Trial, UserScenario
 from assay.core.transcript import Transcript
 from assay.runner import TrialJob, run_trial
 from assay.users.llm import render_user_prompt, simulator_errors
-from tests.support.fake_llm_replies import FakeToolCall, Reply, sequence
-from tests.support.fake_llm_server import FakeLLMServer
 
 
 def toy_job(agent: str, base_url: str, **limits) -> TrialJob:

@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.fake_llm_server import FakeLLMServer
+from tests.support.scripted_brain import brain
 
 import assay
 from assay.store import Store
-from tests.support.fake_llm_server import FakeLLMServer
-from tests.support.scripted_brain import brain
 
 ROOT = Path(__file__).parents[2]
 PRICING = "models:\n  scripted: {input: 3.0, output: 15.0, cache_read: 0.3}\n"

@@ -32,7 +32,7 @@ def _factory_for(obj: Any, spec: str) -> AgentFactory:
     object, an agent class (taking the AgentContext or nothing), a factory function
     ``f(ctx)`` / ``f()``, or a plain ``f(conversation[, tools])``. Inspected once."""
     if hasattr(obj, "respond") and not inspect.isclass(obj):
-        return lambda ctx: obj  # type: ignore[no-any-return]
+        return lambda ctx: obj
     if inspect.isclass(obj):
         cls: Any = obj
         if not hasattr(cls, "respond"):
@@ -50,7 +50,7 @@ def _factory_for(obj: Any, spec: str) -> AgentFactory:
 
 
 def _agent_of(made: Any) -> Agent:
-    return made if hasattr(made, "respond") else CallableAgent(made)  # type: ignore[no-any-return]
+    return made if hasattr(made, "respond") else CallableAgent(made)
 
 
 def _accepts_arg(fn: Any, skip_self: bool) -> bool:

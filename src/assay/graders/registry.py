@@ -22,6 +22,13 @@ GRADERS: Registry[Any] = Registry(
         "communicate": "assay.graders.communicate:CommunicateGrader",
         "actions": "assay.graders.actions:ActionsGrader",
         "text": "assay.graders.text:TextGrader",
+        "judge": "assay.graders.judge:JudgeGrader",
+        "trajectory": "assay.graders.agent:TrajectoryGrader",
+        "tool_selection": "assay.graders.agent:ToolSelectionGrader",
+        "error_recovery": "assay.graders.agent:ErrorRecoveryGrader",
+        "skill_routing": "assay.graders.routing:SkillRoutingGrader",
+        "safety": "assay.graders.routing:SafetyGrader",
+        "structured": "assay.graders.structured:StructuredGrader",
     },
 )
 
@@ -45,8 +52,14 @@ def check_grader_spec(spec: GraderSpec, domain: Domain, task: Task) -> list[tupl
             params_model.model_validate(raw)
         except ValidationError as exc:
             for err in exc.errors():
-                message = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+                message = (
+                    "unknown field"
+                    if err["type"] == "extra_forbidden"
+                    else err["msg"].removeprefix("Value error, ")
+                )
                 problems.append((tuple(err["loc"]), message))
+    if not problems and hasattr(cls, "check"):
+        problems.extend(cls.check(raw, domain, task))
     tools = set(domain.toolkit.names())
     for path, name in getattr(cls, "tool_refs", lambda p: [])(raw):
         if name not in tools:

@@ -1,4 +1,5 @@
-"""Reports: console rendering (HTML, JUnit and Markdown come with later issues)."""
+"""Reports: console rendering (rich), the one-file HTML report (``assay.report.html``,
+needs the ``report`` extra: import it directly), JUnit XML and Markdown summaries."""
 
 from .console import render_runs, render_summary, render_transcript, render_trials
 

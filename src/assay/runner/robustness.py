@@ -134,6 +134,7 @@ def _side(results: Sequence[TrialResult], k_max: int) -> dict[str, Any]:
         "success_rate": _rate([r.reward for r in valid if r.reward is not None]),
         "success_rate_ci": _interval([float(r.reward or 0) for r in valid], [r.task_id for r in valid]),
         "pass_hat_k": curve,
+        "terminations": dict(sorted(Counter(r.termination for r in results).items())),
     }
 
 

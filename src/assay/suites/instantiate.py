@@ -83,12 +83,12 @@ def instantiate_task(
         return Task.model_validate(merged)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        field = ".".join(str(p) for p in first["loc"])
         raise ProblemError(
             [
                 located.problem(
                     ("template",),
-                    f"template {spec.template!r} produced an invalid task: {where}: {first['msg']}",
+                    f"template {spec.template!r} produced an invalid task: {field}: {first['msg']}",
                     prefix,
                 )
             ]

@@ -1,0 +1,316 @@
+"""``assay label``, ``assay calibrate`` and ``assay judge-pairwise``: human labels, judge
+calibration against them, and position-swapped pairwise judging of two runs."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import math
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.prompt import Prompt
+from rich.table import Table
+
+from ..core.results import TrialResult
+from ..errors import AssayError
+from ..graders.calibration import TRIAL, GraderCalibration, calibrate
+from ..graders.files import GraderFileError
+from ..graders.judge_prompt import render_transcript
+from ..graders.pairwise import judge_runs, write_battles
+from ..graders.rubric import load_rubric
+from ..llm.spec import shared_model
+from ..llm.types import GenerateConfig
+from ..store.labels import Label, LabelStore, read_jsonl, write_jsonl
+from ..store.store import Store
+from .app import JsonOpt, StoreOpt, app, err, out, parse_params, print_json
+
+
+def _default_labeller() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:
+        return "human"
+
+
+def _dimensions(result: TrialResult, grader: str) -> list[tuple[str, list[str]]]:
+    """(dimension, allowed values) of a grader's grade, from its metrics."""
+    g = next((g for g in result.grades if g.grader == grader), None)
+    if g is None:
+        return []
+    lo, hi = int(g.metrics.get("scale_min", 1)), int(g.metrics.get("scale_max", 4))
+    dims = []
+    for key in g.metrics:
+        kind, _, name = key.partition(":")
+        if kind == "dim" and name:
+            dims.append((name, [str(v) for v in range(hi, lo - 1, -1)]))
+        elif kind == "pass" and name:
+            dims.append((name, ["pass", "fail"]))
+    return dims
+
+
+def _show_trial(st: Store, run_id: str, r: TrialResult) -> None:
+    out.rule(f"[bold]{r.task_id}[/] · trial {r.trial_index} · ended by {r.termination}")
+    transcript = st.load_transcript(run_id, r.task_id, r.trial_index)
+    if transcript is None:
+        out.print("[dim](no transcript stored)[/]")
+        return
+    out.print(render_transcript(transcript), markup=False, highlight=False)
+
+
+def _ask(question: str, choices: list[str]) -> str | None:
+    """One answer from the terminal (or piped stdin); None to stop."""
+    short = {c[0]: c for c in choices if c in ("pass", "fail", "skip", "quit")}
+    try:
+        answer = Prompt.ask(question, console=out, default="skip")
+    except EOFError:
+        return None
+    answer = short.get(answer.strip().lower(), answer.strip().lower())
+    while answer not in choices:
+        out.print(f"[red]answer one of {', '.join(choices)}[/]")
+        try:
+            answer = Prompt.ask(question, console=out, default="skip").strip().lower()
+        except EOFError:
+            return None
+        answer = short.get(answer, answer)
+    return None if answer == "quit" else answer
+
+
+def _label_interactively(
+    st: Store,
+    run_id: str,
+    results: list[TrialResult],
+    graders: list[str],
+    labeller: str,
+    dims: bool,
+    relabel: bool,
+) -> int:
+    labels = LabelStore(st)
+    done = {(lb.task_id, lb.trial_index, lb.grader) for lb in labels.list(run_id, labeller=labeller)}
+    saved = 0
+    for r in results:
+        todo = [g for g in graders if relabel or (r.task_id, r.trial_index, g) not in done]
+        if not todo:
+            continue
+        _show_trial(st, run_id, r)
+        for grader in todo:
+            what = "the trial" if grader == "" else f"grader {grader!r}"
+            verdict = _ask(f"{what}: pass, fail, skip or quit", ["pass", "fail", "skip", "quit"])
+            if verdict is None:
+                return saved
+            if verdict == "skip":
+                continue
+            new = [Label(r.task_id, r.trial_index, verdict, grader, "", labeller)]
+            for name, allowed in _dimensions(r, grader) if dims and grader else []:
+                level = _ask(f"  {name} ({'/'.join(allowed)}, skip, quit)", [*allowed, "skip", "quit"])
+                if level is None:
+                    return saved
+                if level != "skip":
+                    new.append(Label(r.task_id, r.trial_index, level, grader, name, labeller))
+            try:
+                comment = Prompt.ask("  comment (optional)", console=out, default="")
+            except EOFError:
+                comment = ""
+            new[0].comment = comment  # the comment is about the grade: it goes with the verdict
+            saved += labels.add(run_id, new)
+    return saved
+
+
+@app.command()
+def label(
+    run_id: Annotated[str, typer.Argument(help="The run whose trials to label.")],
+    task: Annotated[str | None, typer.Option("--task", help="Only trials of this task.")] = None,
+    grader: Annotated[
+        str | None, typer.Option("--grader", help="Label this grader's grades (default: the judge graders).")
+    ] = None,
+    labeller: Annotated[str | None, typer.Option("--labeller", help="Who labels (default: $USER).")] = None,
+    import_: Annotated[
+        str | None, typer.Option("--import", help="Import labels from this JSONL file.")
+    ] = None,
+    export: Annotated[
+        str | None, typer.Option("--export", help="Export the run's labels to this JSONL file.")
+    ] = None,
+    dimensions: Annotated[
+        bool, typer.Option("--dimensions/--overall-only", help="Also ask each rubric dimension's level.")
+    ] = True,
+    relabel: Annotated[bool, typer.Option("--relabel", help="Ask again for items already labelled.")] = False,
+    store: StoreOpt = None,
+) -> None:
+    """Label trials or grades by hand (pass/fail and rubric levels), import or export labels.
+
+    Blind: judge verdicts are not shown. Answers are read from the terminal or piped stdin.
+    Example: assay label RUN_ID --grader explanation   |   assay label RUN_ID --import labels.jsonl
+    """
+    st = Store(store)
+    st.get_run(run_id)
+    who = labeller or _default_labeller()
+    labels = LabelStore(st)
+    if import_ is not None:
+        rows = read_jsonl(import_)
+        foreign = sorted({lb.run_id for lb in rows if lb.run_id and lb.run_id != run_id})
+        if foreign:
+            raise AssayError(f"{import_}: labels are for run {foreign[0]}, not {run_id}")
+        for lb in rows:
+            lb.labeller = lb.labeller or who
+        n = labels.add(run_id, [lb for lb in rows if task is None or lb.task_id == task])
+        err.print(f"imported {n} label(s) into run {run_id}")
+    if export is not None:
+        rows = labels.list(run_id, task_id=task, grader=grader)
+        n = write_jsonl(export, rows)
+        err.print(f"exported {n} label(s) of run {run_id} to {export}")
+    if import_ is not None or export is not None:
+        return
+    results = [r for r in st.load_results(run_id, task) if r.reward is not None or r.grades]
+    if not results:
+        raise AssayError(f"run {run_id} has no trial to label" + (f" for task {task}" if task else ""))
+    if grader is not None:
+        graders = ["" if grader == TRIAL else grader]
+    else:
+        graders = sorted({g.grader for r in results for g in r.grades if g.kind == "judge"}) or [""]
+    n = _label_interactively(st, run_id, results, graders, who, dimensions, relabel)
+    err.print(f"saved {n} label(s) by {who}")
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _render(cal: GraderCalibration) -> None:
+    out.rule(f"[bold]{cal.grader}[/] · judge vs human")
+    table = Table(show_edge=False)
+    for col in ("dimension", "n", "agreement", "kappa", "kappa linear", "kappa quadratic"):
+        table.add_column(col, justify="left" if col == "dimension" else "right")
+    for d in cal.dimensions:
+        table.add_row(
+            d.dimension or "overall",
+            str(d.n),
+            _fmt(d.raw_agreement),
+            _fmt(d.kappa, 4),
+            _fmt(d.kappa_linear, 4),
+            _fmt(d.kappa_quadratic, 4),
+        )
+    out.print(table)
+    out.print("confusion matrices (rows: judge, columns: human)")
+    for d in cal.dimensions:
+        m = Table(title=d.dimension or "overall", show_edge=False)
+        m.add_column("judge \\ human")
+        for lab in d.labels:
+            m.add_column(lab, justify="right")
+        for lab, row in zip(d.labels, d.matrix, strict=True):
+            m.add_row(lab, *map(str, row))
+        out.print(m)
+    if cal.disagreements:
+        t = Table(title=f"{len(cal.disagreements)} disagreement(s)", show_edge=False)
+        for col in ("task", "trial", "dimension", "judge", "human", "comment"):
+            t.add_column(col)
+        for c in cal.disagreements[:30]:
+            t.add_row(
+                c["task_id"], str(c["trial_index"]), c["dimension"], c["judge"], c["human"], c["comment"]
+            )
+        out.print(t)
+    if cal.unmatched:
+        out.print(f"[yellow]{cal.unmatched} label(s) had no matching judge value and were left out[/]")
+    if cal.length_bias is not None:
+        out.print(cal.length_bias.message)
+    k = cal.kappa
+    colour = {"judge usable": "green", "judge not usable": "red"}.get(cal.verdict, "yellow")
+    basis = "overall kappa" if cal.overall is not None else "lowest dimension kappa"
+    out.print(f"{basis} {_fmt(k, 10)} vs threshold {cal.threshold:g}: [bold {colour}]{cal.verdict}[/]")
+
+
+@app.command("calibrate")
+def calibrate_run(
+    run_id: Annotated[str, typer.Argument(help="A run with judge grades and human labels.")],
+    grader: Annotated[
+        str | None, typer.Option("--grader", help=f"Only this grader ({TRIAL!r} = labels on whole trials).")
+    ] = None,
+    threshold: Annotated[float, typer.Option("--threshold", help="Kappa a usable judge reaches.")] = 0.7,
+    labeller: Annotated[str | None, typer.Option("--labeller", help="Only this labeller's labels.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Judge vs human: agreement, Cohen's kappa, weighted kappas, confusion matrices, verdict.
+
+    Example: assay calibrate RUN_ID --grader explanation --threshold 0.7
+    """
+    st = Store(store)
+    report = calibrate(st, run_id, grader, threshold, labeller)
+    if not report:
+        raise AssayError(
+            f"run {run_id} has no labels to calibrate against; add some with `assay label {run_id}`"
+        )
+    if as_json:
+        print_json(
+            {"schema": "assay.calibration/1", "run_id": run_id, "graders": [c.to_dict() for c in report]}
+        )
+        return
+    for cal in report:
+        _render(cal)
+
+
+@app.command("judge-pairwise")
+def judge_pairwise(
+    run_a: Annotated[str, typer.Argument(help="First run (model_a).")],
+    run_b: Annotated[str, typer.Argument(help="Second run (model_b).")],
+    judge: Annotated[
+        list[str], typer.Option("--judge", help="Judge model spec (repeatable), e.g. openai:gpt-4o.")
+    ],
+    rubric: Annotated[str | None, typer.Option("--rubric", help="Rubric file giving the criteria.")] = None,
+    target: Annotated[str, typer.Option("--target", help="final, agent or transcript.")] = "final",
+    out_path: Annotated[str | None, typer.Option("--out", help="Write battles as JSONL here.")] = None,
+    model_option: Annotated[
+        list[str] | None,
+        typer.Option("--model-option", "-m", help="Judge client setting KEY=VALUE (base_url...)."),
+    ] = None,
+    cache: Annotated[bool, typer.Option("--cache/--no-cache", help="Cache judge answers on disk.")] = True,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Judge two runs' outputs pairwise, both orders; win only when both orders agree.
+
+    The battles feed `assay rank`. Example:
+    assay judge-pairwise RUN_A RUN_B --judge openai:gpt-4o --out battles.jsonl && assay rank battles.jsonl
+    """
+    if target not in ("final", "agent", "transcript"):
+        raise AssayError(f"--target {target!r}: use final, agent or transcript")
+    st = Store(store)
+    options: dict[str, Any] = {"cache": cache, **parse_params(model_option or [])}
+    try:
+        rub = load_rubric(rubric) if rubric else None
+    except GraderFileError as exc:
+        raise AssayError(str(exc)) from None
+    judges = [(spec, shared_model(spec, **options)) for spec in judge]
+    bar = Progress(
+        TextColumn("judging"), BarColumn(), MofNCompleteColumn(), console=err, disable=not err.is_terminal
+    )
+    with bar:
+        task_id = bar.add_task("judging", total=None)
+        report = asyncio.run(
+            judge_runs(
+                st,
+                run_a,
+                run_b,
+                judges,
+                rub,
+                target,
+                GenerateConfig(temperature=0.0, max_tokens=512),
+                progress=lambda done, total: bar.update(task_id, completed=done, total=total),
+            )
+        )
+    if out_path:
+        write_battles(out_path, report.battles)
+    summary = {"run_a": run_a, "run_b": run_b, "judges": judge, "out": out_path, **report.summary()}
+    if as_json:
+        print_json(summary)
+        return
+    out.print(
+        f"{summary['battles']} battle(s): {summary['wins_a']} won by A, {summary['wins_b']} by B, "
+        f"{summary['ties']} tie(s); {summary['needs_review']} need review"
+    )
+    out.print(
+        "position-bias rate (verdict changed when the order was swapped): "
+        + _fmt(report.position_bias_rate())
+    )
+    if out_path:
+        out.print(f"battles written to {out_path}; rank them with: assay rank {out_path}")

@@ -1,0 +1,79 @@
+"""``assay report``: one self-contained HTML file for one or several runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from ..errors import AssayError
+from .app import JsonOpt, StoreOpt, app, err, print_json
+
+
+@app.command()
+def report(
+    run_ids: Annotated[
+        list[str], typer.Argument(help="Run ids (see `assay runs`); the first is the baseline.")
+    ],
+    html: Annotated[Path, typer.Option("--html", help="Write the HTML report to this file.")] = Path(
+        "assay-report.html"
+    ),
+    profile: Annotated[
+        Path | None,
+        typer.Option(
+            "--profile", help="Scoring profile (YAML) for the box-score section (docs/box-score.md)."
+        ),
+    ] = None,
+    transcripts: Annotated[
+        str, typer.Option("--transcripts", help="Which transcripts to embed: failed (default), all or none.")
+    ] = "failed",
+    max_transcripts: Annotated[
+        int, typer.Option("--max-transcripts", min=0, help="Embed at most this many transcripts.")
+    ] = 500,
+    title: Annotated[str | None, typer.Option("--title", help="Title of the report.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write one self-contained HTML report (no network needed to open it).
+
+    Several runs add an overview and a paired comparison of each run with the first.
+
+    Example: assay report retail-careful retail-hasty --html report.html
+    """
+    from ..report.html import write_report
+
+    if transcripts not in ("failed", "all", "none"):
+        raise AssayError(f"--transcripts must be failed, all or none, not {transcripts!r}")
+    choice: Literal["failed", "all", "none"] = (
+        "all" if transcripts == "all" else "none" if transcripts == "none" else "failed"
+    )
+    box = None
+    if profile is not None:
+        from ..box import load_profile
+
+        box = load_profile(profile)
+    written = write_report(
+        run_ids,
+        html,
+        store,
+        profile=box,
+        transcripts=choice,
+        max_transcripts=max_transcripts,
+        title=title,
+    )
+    info = {
+        "path": str(written.path),
+        "bytes": written.size_bytes,
+        "runs": written.runs,
+        "transcripts": written.transcripts,
+        "transcripts_left_out": written.left_out,
+    }
+    if as_json:
+        print_json(info)
+        return
+    more = f", {written.left_out} left out" if written.left_out else ""
+    err.print(
+        f"wrote [bold]{written.path}[/] ({written.size_bytes / 1024:.0f} kB, {len(written.runs)} run(s), "
+        f"{written.transcripts} transcripts embedded{more})"
+    )

@@ -1,0 +1,148 @@
+"""Box scores of runs: per-trial values through a scoring profile, skipped metrics named.
+
+A profile metric is scored only when *every* counted trial of *every* compared run has
+it; otherwise it is reported as skipped (never as zero), so the runs are always scored
+on the same box. ``success`` (reward) and ``failure`` (1 − reward) are always there;
+``cost_usd`` only when the agent reports usage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..box import BoxScore, ScoringProfile, load_profile, profile_from_yaml, rank_configs, sensitivity
+from .pairing import QUALITY_VALUES, RunData
+
+DEFAULT_PROFILE_FILE = "default_box.yaml"
+
+
+def default_profile() -> ScoringProfile:
+    """The profile ``assay compare`` uses without ``--profile`` (shipped as YAML)."""
+    text = resources.files("assay.compare").joinpath(DEFAULT_PROFILE_FILE).read_text(encoding="utf-8")
+    return profile_from_yaml(text, file=f"assay/compare/{DEFAULT_PROFILE_FILE}")
+
+
+def resolve_profile(profile: ScoringProfile | str | Path | None) -> ScoringProfile:
+    """A profile object, a YAML path, or ``None`` for the default profile."""
+    if profile is None:
+        return default_profile()
+    if isinstance(profile, ScoringProfile):
+        return profile
+    return load_profile(profile)
+
+
+@dataclass
+class BoxResult:
+    """Box scores of the compared runs, best first, and what could not be scored."""
+
+    profile: ScoringProfile
+    scored: ScoringProfile | None
+    scores: list[BoxScore]
+    skipped: dict[str, str]
+    means: dict[str, dict[str, float]] = field(default_factory=dict)
+    stable: bool | None = None
+    flips: list[dict[str, Any]] = field(default_factory=list)
+
+    def score_of(self, run_id: str) -> BoxScore | None:
+        return next((s for s in self.scores if s.config == run_id), None)
+
+    def outside(self, run_id: str, profile: ScoringProfile | None = None) -> list[str]:
+        """Non-quality box metrics whose mean for this run lies beyond τ."""
+        prof = profile or self.scored
+        if prof is None:
+            return []
+        means = self.means.get(run_id, {})
+        out = []
+        for name, spec in prof.metrics.items():
+            if name in QUALITY_VALUES or name not in means:
+                continue
+            value = means[name]
+            beyond = value > spec.tau if spec.direction == "lower" else value < spec.tau
+            if beyond:
+                out.append(name)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "profile": {
+                "name": self.profile.name,
+                "version": self.profile.version,
+                "hash": self.profile.hash,
+                "scored_hash": None if self.scored is None else self.scored.hash,
+                "metrics": self.profile.content()["metrics"],
+            },
+            "skipped": self.skipped,
+            "ranking": [
+                {
+                    "run_id": s.config,
+                    "rms_loss": s.rms_loss,
+                    "ci": [s.low, s.high],
+                    "median_loss": s.median_loss,
+                    "tail_share": s.tail_share,
+                    "metric_tail_share": s.metric_tail_share,
+                    "metric_loss": s.metric_loss,
+                    "n_trials": s.n_trials,
+                    "n_tasks": s.n_tasks,
+                }
+                for s in self.scores
+            ],
+            "means": self.means,
+            "sensitivity": {"stable": self.stable, "flips": self.flips},
+        }
+
+
+def _values(run: RunData, metrics: Sequence[str]) -> tuple[dict[str, np.ndarray], list[str]]:
+    keys = sorted(run.trials)
+    values = {m: np.array([run.trials[k][m] for k in keys], dtype=float) for m in metrics}
+    return values, [k[0] for k in keys]
+
+
+def score_runs(
+    runs: Sequence[RunData],
+    profile: ScoringProfile,
+    *,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    relative: float = 0.2,
+) -> BoxResult:
+    """Box scores of ``runs`` (bootstrap CIs by task), ranking, and its ±``relative``
+    sensitivity to each weight and threshold."""
+    skipped: dict[str, str] = {}
+    for name in profile.metrics:
+        missing = [r.run_id for r in runs if not r.trials or any(name not in v for v in r.trials.values())]
+        if missing:
+            having = sum(name in v for r in runs for v in r.trials.values())
+            total = sum(len(r.trials) for r in runs)
+            skipped[name] = (
+                f"measured on {having} of {total} counted trials (missing in {', '.join(missing)})"
+            )
+    kept = {n: m for n, m in profile.metrics.items() if n not in skipped}
+    result = BoxResult(profile, None, [], skipped)
+    if not any(m.weight > 0 for m in kept.values()):
+        return result
+    scored = ScoringProfile(**{**profile.model_dump(exclude={"metrics"}), "metrics": kept})
+    configs, task_ids = {}, {}
+    for run in runs:
+        configs[run.run_id], task_ids[run.run_id] = _values(run, list(kept))
+        result.means[run.run_id] = {m: float(v.mean()) for m, v in configs[run.run_id].items()}
+    result.scored = scored
+    result.scores = rank_configs(configs, scored, task_ids=task_ids, n_resamples=n_resamples, seed=seed)
+    report = sensitivity(configs, scored, relative=relative, parameters=("weight", "tau"))
+    result.stable = report.stable
+    result.flips = [
+        {
+            "metric": p.metric,
+            "parameter": p.parameter,
+            "factor": p.factor,
+            "value": p.value,
+            "ranking": p.ranking,
+        }
+        for p in report.flips
+    ]
+    return result

@@ -1,0 +1,262 @@
+"""The one-file HTML report: ``assay report RUN_ID [RUN_ID...] --html out.html``.
+
+One self-contained file that opens offline and can be attached to a pull request: CSS,
+JavaScript, data and charts (inline SVG) are all inside; nothing is fetched. The per-task
+table sorts and filters in the browser; each failed trial links to its transcript, which
+is stored gzip-compressed in the file and unpacked on demand (``DecompressionStream``).
+
+Templates (Jinja2) and static assets live in ``report/templates`` and ``report/static``;
+the web viewer (:mod:`assay.server`) renders the same macros, so both show one picture.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..box import ScoringProfile
+from ..errors import AssayError
+from ..runner.api import Run
+from ..store.store import Store
+from . import charts
+from .boxview import box_section
+from .comparison import check_comparable, compare_view
+from .runview import build_run_view, trial_rows
+from .transcript_view import transcript_view
+
+if TYPE_CHECKING:
+    import jinja2
+
+TranscriptChoice = Literal["failed", "all", "none"]
+MAX_TRANSCRIPTS = 500
+
+
+def static_text(name: str) -> str:
+    """The text of a packaged static asset (``report/static/NAME``)."""
+    return resources.files("assay.report").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def _pct(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.{digits}f}%"
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{x:.{digits}g}" if abs(x) < 1000 else f"{x:,.0f}"
+
+
+def _secs(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return f"{1000 * x:.1f} ms" if x < 1 else f"{x:.2f} s"
+
+
+def _usd(x: float | None) -> str:
+    return "–" if x is None else f"${x:.4f}" if x < 1 else f"${x:,.2f}"
+
+
+def heat_color(rate: float | None) -> str:
+    """Background colour of a heat-map cell: red (0) through amber to green (1)."""
+    if rate is None:
+        return "#f1f5f9"
+    hue = 120 * max(0.0, min(1.0, rate))
+    return f"hsl({hue:.0f}, 65%, {88 - 18 * (1 - abs(rate - 0.5) * 2):.0f}%)"
+
+
+def configure(env: jinja2.Environment) -> jinja2.Environment:
+    """Register the filters and globals the report macros use (the viewer calls this too)."""
+    env.filters.update(pct=_pct, num=_num, secs=_secs, usd=_usd, heat=heat_color)
+    env.filters["tojson_compact"] = lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+    env.globals.update(color=charts.color, static_text=static_text)
+    return env
+
+
+def environment() -> jinja2.Environment:
+    """The Jinja2 environment of the report templates (autoescaped)."""
+    try:
+        import jinja2
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise AssayError(
+            "the HTML report needs jinja2, which is not installed; pip install 'assay[report]'"
+        ) from None
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("assay.report", "templates"),
+        autoescape=jinja2.select_autoescape(default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return configure(env)
+
+
+def run_charts(views: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """The SVG charts of one or several runs (overlaid)."""
+    fails = {v["run_id"]: v["failures"] for v in views}
+    out = {
+        "curves": charts.passk_curves({v["run_id"]: v["headline"]["curves"] for v in views}),
+        "latency": charts.distribution(
+            {v["run_id"]: v["distributions"]["latency_s"] for v in views},
+            "latency (s)",
+            {v["run_id"]: v["summary"]["usage"]["latency_s"] for v in views},
+        ),
+        "categories": charts.bars({k: f["categories"] for k, f in fails.items()}, "failure categories"),
+        "root_causes": charts.bars({k: f["root_causes"] for k, f in fails.items()}, "root-cause layers"),
+    }
+    costs = {v["run_id"]: v["distributions"]["cost_usd"] for v in views if v["distributions"]["cost_usd"]}
+    if costs:
+        pct = {}
+        for v in views:
+            values = sorted(v["distributions"]["cost_usd"])
+            if values:
+                pct[v["run_id"]] = {
+                    f"p{q}": values[min(len(values) - 1, math.ceil(q / 100 * len(values)) - 1)]
+                    for q in (50, 95, 99)
+                }
+        out["cost"] = charts.distribution(costs, "cost per trial (USD)", pct)
+    tokens = {v["run_id"]: v["tokens_by_role"] for v in views if v["tokens_by_role"]}
+    if tokens:
+        out["tokens"] = charts.bars(
+            {
+                run: {f"{role} {side}": t[side] for role, t in roles.items() for side in ("input", "output")}
+                for run, roles in tokens.items()
+            },
+            "tokens by role",
+            "tokens",
+        )
+    return out
+
+
+def _pack(transcripts: dict[str, str]) -> str:
+    raw = json.dumps(transcripts, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, 9, mtime=0)).decode("ascii")
+
+
+def _transcripts(
+    env: jinja2.Environment, runs: Sequence[Run], which: TranscriptChoice, limit: int
+) -> tuple[dict[str, str], int]:
+    """Rendered transcript HTML keyed ``run/task/trial``; and how many were left out."""
+    if which == "none":
+        return {}, 0
+    macro = env.get_template("_transcript.html").module.transcript  # type: ignore[attr-defined]
+    out: dict[str, str] = {}
+    skipped = 0
+    for run in runs:
+        chosen = [r for r in run.results if which == "all" or r.reward != 1]
+        for r in chosen:
+            if len(out) >= limit:
+                skipped += 1
+                continue
+            tv = transcript_view(r, run.transcript(r.task_id, r.trial_index))
+            out[f"{run.run_id}/{r.task_id}/{r.trial_index}"] = str(macro(tv))
+    return out, skipped
+
+
+@dataclass(frozen=True)
+class Report:
+    """A rendered report: the HTML and how many transcripts it embeds (and left out)."""
+
+    html: str
+    transcripts: int
+    left_out: int
+
+
+def build_report(
+    runs: Sequence[Run],
+    *,
+    profile: ScoringProfile | None = None,
+    transcripts: TranscriptChoice = "failed",
+    max_transcripts: int = MAX_TRANSCRIPTS,
+    title: str | None = None,
+) -> Report:
+    """The report of one or several runs as one HTML document. ``transcripts`` chooses
+    which trials' transcripts are embedded (failed and excluded ones by default), at most
+    ``max_transcripts`` of them."""
+    if not runs:
+        raise AssayError("give at least one run to report on")
+    if len(runs) > 1:
+        check_comparable(list(runs))
+    env = environment()
+    views = [build_run_view(run) for run in runs]
+    per_run = [run_charts([v]) for v in views]
+    overall = run_charts(views) if len(views) > 1 else None
+    comparisons = compare_view(runs, profile)["pairs"] if len(runs) > 1 else []
+    box = box_section(runs, profile)
+    if box is not None and box["losses"]:
+        box["chart"] = charts.loss_distributions(box.pop("losses"))
+    packed, left_out = _transcripts(env, runs, transcripts, max_transcripts)
+    data = {
+        "runs": [
+            {
+                "run_id": v["run_id"],
+                "tasks": v["summary"]["tasks"],
+                "failed_trials": _failed_rows(run),
+                "filters": v["filters"],
+                "k": run.info.trials_per_task,
+            }
+            for v, run in zip(views, runs, strict=True)
+        ],
+        "comparisons": [{"a": c["a"], "b": c["b"], "tasks": c["tasks"]} for c in comparisons],
+        "transcripts": sorted(packed),
+    }
+    template = env.get_template("report.html")
+    html = template.render(
+        title=title or "assay report · " + ", ".join(r.run_id for r in runs),
+        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        views=views,
+        per_run=per_run,
+        overall=overall,
+        comparisons=comparisons,
+        box=box,
+        data=data,
+        packed=_pack(packed) if packed else "",
+        n_transcripts=len(packed),
+        left_out=left_out,
+        css=static_text("assay.css"),
+        js=static_text("table.js") + "\n" + static_text("report.js"),
+    )
+    return Report(html, len(packed), left_out)
+
+
+def _failed_rows(run: Run) -> list[dict[str, Any]]:
+    return trial_rows([r for r in run.results if r.reward != 1])
+
+
+@dataclass(frozen=True)
+class ReportFile:
+    """What :func:`write_report` wrote."""
+
+    path: Path
+    size_bytes: int
+    runs: list[str]
+    transcripts: int
+    left_out: int
+
+
+def write_report(
+    run_ids: Sequence[str],
+    path: str | Path,
+    store: Store | str | None = None,
+    **options: Any,
+) -> ReportFile:
+    """Load runs from the store and write their report to ``path``."""
+    st = store if isinstance(store, Store) else Store(store)
+    runs = [Run.load(run_id, st) for run_id in run_ids]
+    report = build_report(runs, **options)
+    out = Path(path)
+    if out.is_dir():
+        raise AssayError(f"{out} is a directory; give a file name such as report.html")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(report.html, encoding="utf-8")
+    except OSError as exc:
+        raise AssayError(f"cannot write {out}: {exc.strerror}") from None
+    size = len(report.html.encode("utf-8"))
+    return ReportFile(out, size, list(run_ids), report.transcripts, report.left_out)

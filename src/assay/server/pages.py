@@ -1,0 +1,88 @@
+"""Run pages: the list of runs, a run's report (live while it runs), a task's trials
+with the transcript of one of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from ..errors import AssayError
+from ..report.boxview import box_section
+from ..report.charts import loss_distributions
+from ..report.transcript_view import transcript_view
+from .app import render
+from .data import LoadedRun, RunCache
+
+router = APIRouter()
+
+
+def cache(request: Request) -> RunCache:
+    return request.app.state.cache
+
+
+def _box(loaded: LoadedRun) -> dict[str, Any] | None:
+    def build() -> dict[str, Any] | None:
+        box = box_section([loaded.run])
+        if box is not None and box.get("losses"):
+            box["chart"] = loss_distributions(box.pop("losses"))
+        return box
+
+    return loaded.cached("box", build)
+
+
+@router.get("/", response_class=HTMLResponse)
+def runs_page(request: Request) -> HTMLResponse:
+    """Every run in the store, newest first; pick two to compare."""
+    rows = request.app.state.store.list_runs()
+    return render(request, "runs.html", runs=rows, title="Runs")
+
+
+def _overview_context(request: Request, run_id: str) -> dict[str, Any]:
+    loaded = cache(request).get(run_id)
+    return {"v": loaded.view, "ch": loaded.charts, "box": _box(loaded), "version": loaded.version}
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def run_page(request: Request, run_id: str) -> HTMLResponse:
+    """A run's report: headline with intervals, curves, tables, heat map, failures."""
+    ctx = _overview_context(request, run_id)
+    return render(request, "run.html", run_id=run_id, title=run_id, poll_ms=request.app.state.poll_ms, **ctx)
+
+
+@router.get("/runs/{run_id}/overview", response_class=HTMLResponse)
+def run_overview(request: Request, run_id: str) -> HTMLResponse:
+    """The figures part of the run page alone (swapped in while a run is in progress)."""
+    return render(request, "_overview.html", run_id=run_id, **_overview_context(request, run_id))
+
+
+@router.get("/runs/{run_id}/tasks/{task_id:path}", response_class=HTMLResponse)
+def task_page(request: Request, run_id: str, task_id: str, trial: int | None = None) -> HTMLResponse:
+    """A task across its trials, and the transcript of one (default: the first failure)."""
+    loaded = cache(request).get(run_id)
+    results = [r for r in loaded.run.results if r.task_id == task_id]
+    if not results:
+        raise AssayError(f"run {run_id} has no trials of task {task_id!r}")
+    if trial is None:
+        chosen = next((r for r in results if r.reward == 0), results[0])
+    else:
+        matching = [r for r in results if r.trial_index == trial]
+        if not matching:
+            raise AssayError(f"task {task_id!r} of run {run_id} has no trial {trial}")
+        chosen = matching[0]
+    tv = transcript_view(chosen, loaded.run.transcript(task_id, chosen.trial_index))
+    meta = next((t for t in loaded.run.tasks if t.task_id == task_id), None)
+    row = next((t for t in loaded.view["summary"]["tasks"] if t["task_id"] == task_id), None)
+    return render(
+        request,
+        "task.html",
+        title=f"{task_id} · {run_id}",
+        run_id=run_id,
+        task_id=task_id,
+        meta=meta,
+        row=row,
+        results=results,
+        chosen=chosen.trial_index,
+        tv=tv,
+    )

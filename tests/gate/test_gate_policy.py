@@ -1,0 +1,97 @@
+"""Gate policies: schema, located errors, summary metric paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.errors import AssayError
+from assay.gate import PolicyError, load_policy, policy_from_yaml, summary_path_problem
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_example_policy_loads_with_lines() -> None:
+    policy = load_policy(ROOT / "examples" / "gate.yaml")
+    assert policy.name == "retail-release" and policy.version == "1"
+    assert [c.metric for c in policy.absolute][:2] == [
+        "overall.success_rate",
+        "by_split.regression.pass_hat_k.k",
+    ]
+    assert policy.high_risk is not None and policy.high_risk.each_task_min_pass_hat_k == 1.0
+    text = (ROOT / "examples" / "gate.yaml").read_text().splitlines()
+    line = next(i for i, t in enumerate(text, 1) if "name: overall success" in t)
+    assert policy.where("absolute[0]") == f"{ROOT / 'examples' / 'gate.yaml'}:{line}"
+    assert policy.where("high_risk").startswith(str(ROOT / "examples" / "gate.yaml") + ":")
+    assert len(policy.hash) == 16
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "overall.success_rate",
+        "by_split.regression.pass_hat_k.k",
+        "by_stratum.edge.pass_at_k.2",
+        "by_tag.refund.tasks",
+        "process.mean_tool_calls",
+        "usage.latency_s.p95",
+        "usage.cost_usd.mean",
+        "excluded.share",
+    ],
+)
+def test_valid_summary_paths(path: str) -> None:
+    assert summary_path_problem(path) is None
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("overal.success_rate", "is not a summary metric"),
+        ("overall.rate", "unknown metric rate"),
+        ("by_split.success_rate", "needs a group and a metric"),
+        ("overall.pass_hat_k", "needs a k"),
+        ("overall.pass_hat_k.x", "needs a k"),
+        ("usage.latency_s.p90", "is not a summary metric"),
+    ],
+)
+def test_invalid_summary_paths(path: str, message: str) -> None:
+    problem = summary_path_problem(path)
+    assert problem is not None and message in problem
+
+
+def test_every_problem_is_located() -> None:
+    text = """\
+name: broken
+absolute:
+  - metric: overal.success_rate
+    min: 0.9
+  - metric: overall.success_rate
+relative:
+  - {metric: quality}
+  - {metric: latency_s, margin: 0.1, test: strict}
+high_risk:
+  stratum: null
+surprise: 1
+"""
+    with pytest.raises(PolicyError) as info:
+        policy_from_yaml(text, file="gate.yaml")
+    lines = str(info.value).splitlines()
+    assert "gate.yaml:3: absolute.0.metric: 'overal.success_rate' is not a summary metric" in lines[0]
+    assert any(line.startswith("gate.yaml:5: absolute.1: give min, max or both") for line in lines)
+    assert any(line.startswith("gate.yaml:7: relative.0: give exactly one of margin") for line in lines)
+    assert any(line.startswith("gate.yaml:8: relative.1.test:") for line in lines)
+    assert any(line.startswith("gate.yaml:10: high_risk: select high-risk tasks") for line in lines)
+    assert any(line.startswith("gate.yaml:11: surprise:") for line in lines)
+    assert isinstance(info.value, AssayError) and info.value.exit_code == 2
+
+
+def test_yaml_and_file_errors() -> None:
+    with pytest.raises(PolicyError, match=r"gate.yaml:3: invalid YAML"):
+        policy_from_yaml("absolute:\n  - [oops\n", file="gate.yaml")
+    with pytest.raises(PolicyError, match="must be a YAML mapping"):
+        policy_from_yaml("- 1\n", file="gate.yaml")
+    with pytest.raises(PolicyError, match="has no check"):
+        policy_from_yaml("name: empty\n", file="gate.yaml")
+    with pytest.raises(PolicyError, match="cannot read the policy"):
+        load_policy("/nonexistent/gate.yaml")
