@@ -81,6 +81,26 @@ def run(
     resume: Annotated[
         str | None, typer.Option("--resume", help="Resume this run: only its missing trials run.")
     ] = None,
+    until_decided: Annotated[
+        bool,
+        typer.Option(
+            "--until-decided",
+            help="Run in rounds and stop when a sequential test decides (with --against or --threshold).",
+        ),
+    ] = False,
+    against: Annotated[
+        str | None, typer.Option("--against", help="With --until-decided: the baseline run to beat.")
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option("--threshold", help="With --until-decided: is the success rate above this?"),
+    ] = None,
+    mde: Annotated[
+        float, typer.Option("--mde", help="With --until-decided: smallest difference worth detecting.")
+    ] = 0.05,
+    max_trials: Annotated[
+        int | None, typer.Option("--max-trials", min=1, help="With --until-decided: budget of trials.")
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -88,6 +108,36 @@ def run(
 
     Example: assay run retail --agent builtin:retail-hasty -k 4 --json
     """
+    if until_decided:
+        from .decide import run_adaptive
+
+        if (against is None) == (threshold is None):
+            raise AssayError("--until-decided needs exactly one of --against RUN_ID or --threshold RATE")
+        run_adaptive(
+            suite,
+            agent,
+            against=against,
+            threshold=threshold,
+            mde=mde,
+            max_trials=max_trials,
+            trials=trials,
+            seed=seed if seed else None,
+            concurrency=concurrency,
+            user=user if user != "scripted" else None,
+            split=split,
+            tag=tag,
+            task=task,
+            run_id=run_id,
+            store=store,
+            as_json=as_json,
+            discordance=None,
+            alpha=0.05,
+            power=0.8,
+            method="sprt",
+            round_size=None,
+            markdown=None,
+        )
+        return
     if suite is None and resume is None:
         raise AssayError("give a SUITE to run, or --resume RUN_ID")
     if record and replay:

@@ -148,7 +148,7 @@ def _verdict_paired(state: SequentialState, mde: float, trials: int, budget: int
             "no_difference",
             f"no difference of {100 * mde:.0f} pts or more between the runs: {why} ({spent})",
         )
-    return "undecided", f"undecided: the budget is spent ({spent}); neither boundary was reached"
+    return "undecided", f"the budget is spent ({spent}); neither boundary was reached"
 
 
 def _verdict_rate(state: SequentialState, p0: float, p1: float, trials: int, budget: int) -> tuple[str, str]:
@@ -158,7 +158,7 @@ def _verdict_rate(state: SequentialState, p0: float, p1: float, trials: int, bud
         return "above", f"the success rate is above {p0:.0%} ({rate}; {spent})"
     if state.decision == "accept_h0":
         return "below", f"the success rate is not above {p0:.0%}, it is short of {p1:.0%} ({rate}; {spent})"
-    return "undecided", f"undecided: the budget is spent ({rate}; {spent})"
+    return "undecided", f"the budget is spent ({rate}; {spent})"
 
 
 async def run_until_decided_async(
