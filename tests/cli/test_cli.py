@@ -153,3 +153,28 @@ def test_validate_builtin_suite_ok() -> None:
         and data["tasks"] >= 40
         and set(data["strata"]) == {"normal", "edge", "adversarial", "high_risk"}
     )
+
+
+def test_run_until_decided_stops_when_the_rate_test_decides(suite_dir: Path, tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    proc = assay(
+        "run",
+        str(suite_dir),
+        "--agent",
+        AGENT,
+        "-k",
+        "3",
+        "--until-decided",
+        "--threshold",
+        "0.5",
+        "--mde",
+        "0.3",
+        "--store",
+        db,
+        "--json",
+    )
+    result = json.loads(proc.stdout)
+    assert result["verdict"] == "above"  # the toy agent always succeeds
+    assert result["trials_run"] < result["budget"] == 30  # stopped before the planned 10 x 3 trials
+    bad = assay("run", str(suite_dir), "--until-decided", "--store", db, check=False)
+    assert bad.returncode == 2 and "exactly one of --against" in bad.stderr
