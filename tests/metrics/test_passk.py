@@ -45,3 +45,19 @@ def test_mean_over_tasks_skips_tasks_with_too_few_trials() -> None:
     assert used == 2
     assert mean == pytest.approx((1.0 + 0.0) / 2)
     assert mean_over_tasks([(1, 1)], 2) == (None, 0)
+
+
+def test_vectorised_matrix_equals_the_estimators() -> None:
+    import numpy as np
+
+    from assay.metrics.summary import passk_matrix
+
+    pairs = [(n, c) for n in range(0, 11) for c in range(0, n + 1)]
+    hat, at = passk_matrix([p[0] for p in pairs], [p[1] for p in pairs], 10)
+    for row, (n, c) in enumerate(pairs):
+        for k in range(1, 11):
+            if k > n:
+                assert np.isnan(hat[row, k - 1]) and np.isnan(at[row, k - 1])
+            else:
+                assert hat[row, k - 1] == pytest.approx(pass_hat_k(n, c, k), abs=1e-12)
+                assert at[row, k - 1] == pytest.approx(pass_at_k(n, c, k), abs=1e-12)

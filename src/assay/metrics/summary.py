@@ -18,9 +18,8 @@ import numpy.typing as npt
 
 from ..core.results import TaskMeta, TrialResult
 from ..stats.clustered import clustered_rate_interval
-from ..stats.intervals import wilson_interval
+from ..stats.intervals import wilson_bounds, wilson_interval
 from .frame import FrameExtras, TrialFrame
-from .passk import mean_over_tasks, pass_at_k, pass_hat_k
 
 BoolArray = npt.NDArray[np.bool_]
 
@@ -48,18 +47,45 @@ def _interval(values: npt.ArrayLike, clusters: npt.ArrayLike) -> list[float | No
     return [_round(r.low), _round(r.high)]
 
 
-def passk_curves(counts: dict[str, tuple[int, int]], k_max: int) -> dict[str, dict[str, Any]]:
-    """pass^k and pass@k averaged over tasks, for k = 1..k_max, each with a 95%
-    interval (Wilson over the tasks that have k trials; see clustered_rate_interval)."""
+def passk_matrix(n: npt.ArrayLike, c: npt.ArrayLike, k_max: int) -> tuple[npt.NDArray[np.float64], ...]:
+    """Per-task pass^k and pass@k for k = 1..k_max, vectorised: rows are tasks, column
+    k-1 is k; NaN where a task has fewer than k counted trials. Uses
+    C(c,k)/C(n,k) = prod_{i<k} (c-i)/(n-i) and 1 - prod_{i<k} (n-c-i)/(n-i)."""
+    n = np.asarray(n, dtype=np.float64)[:, None]
+    c = np.asarray(c, dtype=np.float64)[:, None]
+    i = np.arange(k_max, dtype=np.float64)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hat = np.cumprod(np.clip(c - i, 0, None) / (n - i), axis=1)
+        miss = np.cumprod(np.clip(n - c - i, 0, None) / (n - i), axis=1)
+    valid = n >= i + 1
+    return np.where(valid, hat, np.nan), np.where(valid, 1.0 - miss, np.nan)
+
+
+def _curves(n: npt.ArrayLike, c: npt.ArrayLike, k_max: int) -> dict[str, dict[str, Any]]:
+    hat, at = passk_matrix(n, c, k_max)
     out: dict[str, dict[str, Any]] = {
-        n: {} for n in ("pass_hat_k", "pass_at_k", "pass_hat_k_ci", "pass_at_k_ci")
+        name: {} for name in ("pass_hat_k", "pass_at_k", "pass_hat_k_ci", "pass_at_k_ci")
     }
-    for name, estimator in (("pass_hat_k", pass_hat_k), ("pass_at_k", pass_at_k)):
+    for name, matrix in (("pass_hat_k", hat), ("pass_at_k", at)):
         for k in range(1, k_max + 1):
-            per_task = [estimator(n, c, k) for n, c in counts.values() if n >= k]
-            out[name][str(k)] = _round(mean_over_tasks(counts.values(), k, estimator)[0])
-            out[f"{name}_ci"][str(k)] = _interval(per_task, np.arange(len(per_task)))
+            column = matrix[:, k - 1]
+            column = column[~np.isnan(column)]
+            if column.size == 0:
+                out[name][str(k)], out[f"{name}_ci"][str(k)] = None, [None, None]
+                continue
+            p = float(column.mean())
+            low, high = wilson_bounds(min(1.0, max(0.0, p)), float(column.size))
+            out[name][str(k)] = _round(p)
+            out[f"{name}_ci"][str(k)] = [_round(0.0 if p == 0 else low), _round(1.0 if p == 1 else high)]
     return out
+
+
+def passk_curves(counts: dict[str, tuple[int, int]], k_max: int) -> dict[str, dict[str, Any]]:
+    """pass^k and pass@k averaged over the tasks that have k counted trials, for
+    k = 1..k_max, each with a 95% Wilson interval over those tasks (conservative: a
+    task's pass^k lies in [0, 1])."""
+    pairs = list(counts.values())
+    return _curves([p[0] for p in pairs], [p[1] for p in pairs], k_max)
 
 
 class _Aggregates:
@@ -72,9 +98,6 @@ class _Aggregates:
         self.trials = np.bincount(frame.task, minlength=size)
         self.n = np.bincount(frame.task[self.valid], minlength=size)
         self.c = np.bincount(frame.task[self.valid], weights=frame.reward[self.valid], minlength=size).round()
-
-    def counts(self, tasks: npt.NDArray[np.intp]) -> dict[str, tuple[int, int]]:
-        return {self.frame.task_ids[t]: (int(self.n[t]), int(self.c[t])) for t in tasks if self.n[t] > 0}
 
     def group(self, task_mask: BoolArray, k_max: int) -> dict[str, Any]:
         f = self.frame
@@ -89,7 +112,7 @@ class _Aggregates:
             "successes": int(rewards.sum()),
             "success_rate": _round(rewards.mean()) if rewards.size else None,
             "success_rate_ci": _interval(rewards, f.task[counted]),
-            **passk_curves(self.counts(tasks), k_max),
+            **_curves(self.n[tasks], self.c[tasks], k_max),
         }
 
 
@@ -135,6 +158,8 @@ def _task_table(
     order = np.lexsort((f.trial_index, f.task))
     starts = np.searchsorted(f.task[order], np.arange(len(f.task_ids)))
     ends = np.searchsorted(f.task[order], np.arange(len(f.task_ids)), side="right")
+    hat_rows = np.round(passk_matrix(agg.n, agg.c, k_max)[0], 4).tolist()
+    keys = [str(k) for k in range(1, k_max + 1)]
     rows: dict[str, dict[str, Any]] = {}
     for t, task_id in enumerate(f.task_ids):
         idx = order[starts[t] : ends[t]]
@@ -151,7 +176,7 @@ def _task_table(
             "successes": c,
             "success_rate": _round(c / n) if n else None,
             "success_rate_ci": [_round(x) for x in wilson_interval(c, n)] if n else [None, None],
-            "pass_hat_k": {str(k): _round(pass_hat_k(n, c, k)) for k in range(1, min(n, k_max) + 1)},
+            "pass_hat_k": dict(zip(keys[: min(n, k_max)], hat_rows[t], strict=False)),
             "rewards": [None if r != r else int(r) for r in f.reward[idx]],
             "terminations": dict(Counter(f.termination[idx].tolist())),
             "failures": failures.get(task_id, {}),

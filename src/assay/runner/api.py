@@ -40,6 +40,7 @@ class Run:
     def __init__(self, info: RunInfo, tasks: list[TaskMeta], results: list[TrialResult] | None, store: Store):
         self.info, self.tasks, self.store = info, tasks, store
         self._results = results
+        self._frame: TrialFrame | None = None
 
     @property
     def run_id(self) -> str:
@@ -57,8 +58,14 @@ class Run:
         return cls(st.get_run(run_id), st.load_tasks(run_id), None, st)
 
     def frame(self) -> TrialFrame:
-        """The run's trials as columns (see :class:`assay.metrics.TrialFrame`)."""
-        return self.store.load_frame(self.run_id)
+        """The run's trials as columns (see :class:`assay.metrics.TrialFrame`); kept
+        once the run is finished."""
+        if self._frame is not None:
+            return self._frame
+        frame = self.store.load_frame(self.run_id)
+        if self.info.status == "finished":
+            self._frame = frame
+        return frame
 
     def transcript(self, task_id: str, trial_index: int = 0) -> Transcript | None:
         return self.store.load_transcript(self.run_id, task_id, trial_index)

@@ -7,38 +7,37 @@ from collections import Counter, defaultdict
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, and_, case, exists, func, select
+from sqlalchemy import Engine, and_, case, exists, func, select, text
 
 from ..metrics.frame import USAGE_FIELDS, FrameExtras, TrialFrame, by_count
 from . import schema
 
+_FRAME_SQL = """
+SELECT codes.code, t.trial_index, t.reward, t.termination, t.root_cause, t.latency_s, t.cost_usd,
+       t.input_tokens, t.output_tokens
+FROM trials AS t
+JOIN (SELECT task_id, ROW_NUMBER() OVER (ORDER BY task_id) - 1 AS code
+      FROM (SELECT DISTINCT task_id FROM trials WHERE run_id = :run_id) AS ids) AS codes
+  ON codes.task_id = t.task_id
+WHERE t.run_id = :run_id
+"""
+_TASK_IDS_SQL = "SELECT DISTINCT task_id FROM trials WHERE run_id = :run_id ORDER BY task_id"
+
 
 def load_frame(engine: Engine, run_id: str) -> TrialFrame:
-    """The scalar columns of a run's trials, in one query."""
-    t = schema.trials
-    query = select(
-        t.c.task_id,
-        t.c.trial_index,
-        t.c.reward,
-        t.c.termination,
-        t.c.root_cause,
-        t.c.latency_s,
-        t.c.cost_usd,
-        t.c.input_tokens,
-        t.c.output_tokens,
-    ).where(t.c.run_id == run_id)
+    """The scalar columns of a run's trials. Task ids come back as integer codes (a
+    window function numbers them), so a million rows convert to arrays quickly."""
     with engine.connect() as conn:
-        rows = conn.execute(query).all()
+        task_ids = [row[0] for row in conn.execute(text(_TASK_IDS_SQL), {"run_id": run_id})]
+        cursor = conn.exec_driver_sql(*_positional(_FRAME_SQL, run_id, engine.dialect.paramstyle)).cursor
+        rows = cursor.fetchall() if cursor is not None else []
     if not rows:
         empty: list[Any] = []
         return TrialFrame.from_columns(empty, empty, empty, empty, empty, empty, empty, empty, empty)
-    task_id, trial_index, reward, termination, root_cause, latency, cost, t_in, t_out = zip(
-        *rows, strict=True
-    )
-    names, codes = np.unique(np.asarray(task_id, dtype=object), return_inverse=True)
+    code, trial_index, reward, termination, root_cause, latency, cost, t_in, t_out = zip(*rows, strict=True)
     return TrialFrame(
-        task_ids=[str(n) for n in names],
-        task=codes.astype(np.intp),
+        task_ids=task_ids,
+        task=np.asarray(code, dtype=np.intp),
         trial_index=np.asarray(trial_index, dtype=np.int64),
         reward=np.array(reward, dtype=np.float64),  # None -> nan
         termination=np.asarray(termination, dtype=object),
@@ -48,6 +47,16 @@ def load_frame(engine: Engine, run_id: str) -> TrialFrame:
         input_tokens=np.array(t_in, dtype=np.float64),
         output_tokens=np.array(t_out, dtype=np.float64),
     )
+
+
+def _positional(sql: str, run_id: str, paramstyle: str) -> tuple[str, tuple[str, ...]]:
+    """The statement with the DBAPI's own placeholders (raw cursor: no per-row wrapping)."""
+    if paramstyle == "numeric":
+        return sql.replace(":run_id", ":1"), (run_id,)
+    mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(paramstyle)
+    if mark is None:  # named styles: keep the name
+        return sql, ({"run_id": run_id},)  # type: ignore[return-value]
+    return sql.replace(":run_id", mark), (run_id, run_id)
 
 
 def load_extras(engine: Engine, run_id: str) -> FrameExtras:
