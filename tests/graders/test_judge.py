@@ -123,7 +123,7 @@ async def test_malformed_twice_goes_to_review_as_a_grader_error() -> None:
     bad = json.dumps({"dimensions": {"factual_correctness": {"score": 9}}})
     with FakeLLMServer(sequence("not json", bad)) as srv:
         result = await grade(grader(srv))
-        assert srv.served == 2
+        assert srv.request_count == 2
     assert result.passed is None and result.needs_review and not result.skipped
     assert result.category == "grader_error" and "malformed answer twice" in result.reason
     assert "score 9" in result.reason or "missing" in result.reason
@@ -221,7 +221,7 @@ async def test_judges_use_the_response_cache_by_default(tmp_path: Path) -> None:
     with FakeLLMServer(sequence(answer())) as srv:
         first = await grade(grader(srv))
         second = await grade(grader(srv))  # same prompt: served from the on-disk cache
-        assert srv.served == 1
+        assert srv.request_count == 1
     assert first.score == second.score
     assert any((tmp_path / "cache").iterdir())
 

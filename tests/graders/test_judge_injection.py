@@ -69,7 +69,8 @@ async def test_injection_in_the_answer_stays_inside_the_untrusted_block(injectio
         ]
     )
     with FakeLLMServer(scripted_judge) as srv:
-        settings = GraderSettings(("openai:judge",), {"base_url": srv.openai_base_url, "api_key": "x"})
+        options = {"base_url": srv.openai_base_url, "api_key": "x", "max_retries": 0}  # fail fast
+        settings = GraderSettings(("openai:judge",), options)
         spec = GraderSpec.model_validate(
             {"judge": {"rubric": MEMORY, "evidence": ["tools"], "target": "agent"}}
         )
@@ -79,6 +80,7 @@ async def test_injection_in_the_answer_stays_inside_the_untrusted_block(injectio
             transcript,
             Outcome("user_stop"),
         )
+        assert not srv.errors, srv.errors  # every handler assertion held
     assert len(seen) == 1 and len(seen[0]) == 2  # evidence and answer, each fenced once
     assert result.passed is False and result.score == 0.0
 

@@ -127,3 +127,39 @@ async def test_retail_judges_are_non_gating_and_skipped_without_a_judge_model() 
     grades = [g for r in run.results for g in r.grades if g.grader == "explanation"]
     assert all(g.skipped and g.reason == "no judge model configured (--judge)" for g in grades)
     assert all(r.reward == 1 for r in run.results)  # a skipped non-gating judge changes no reward
+
+
+async def test_retail_judges_grade_a_run_and_are_metered_as_judge() -> None:
+    import json
+
+    from tests.support.fake_llm_server import FakeLLMServer
+
+    reply = json.dumps(
+        {
+            "dimensions": {
+                "policy_citation": {"score": 4, "reason": "cites the rule"},
+                "outcome_clarity": {"score": 3, "reason": "no refund id"},
+                "tone": {"score": 4, "reason": "polite"},
+                "invented_facts": {"score": "pass", "reason": "all from tools"},
+                "false_promise": {"score": "pass", "reason": "none"},
+            },
+            "verdict": "pass",
+            "reason": "clear and correct",
+        }
+    )
+    suite = load_suite("retail")
+    with FakeLLMServer(lambda _request: reply) as srv:
+        run = await run_async(
+            suite,
+            "builtin:retail-careful",
+            trials=1,
+            task_ids=["static-15-day-old-approved"],
+            judges=["openai:retail-judge"],
+            judge_options={"base_url": srv.openai_base_url, "api_key": "x"},
+        )
+    (result,) = run.results
+    grade = next(g for g in result.grades if g.grader == "explanation")
+    assert grade.passed is True and not grade.skipped and grade.judge_model == "openai:retail-judge"
+    assert grade.version.startswith("judge-prompt/1+retail-explanation@")
+    assert result.usage["judge"]["calls"] == 1  # judge calls are metered under their own role
+    assert run.summary()["graders"]["explanation"]["passed"] == 1

@@ -62,7 +62,7 @@ async def judge(handler, a: str, b: str):
     with FakeLLMServer(handler) as srv:
         model = get_model("openai:pair-judge", base_url=srv.openai_base_url, api_key="x")
         result = await judge_pair(model, PairInput("Which doctor?", a, b))
-        return result, srv.served
+        return result, srv.request_count
 
 
 async def test_a_consistent_judge_gives_a_win() -> None:

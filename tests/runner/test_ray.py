@@ -14,6 +14,7 @@ from tests.toyagents import DepositAgent
 
 import assay
 from assay.core import Config, Limits, Trial
+from assay.core.transcript import Transcript
 from assay.errors import AssayError
 from assay.runner import LocalExecutor, TrialJob
 from assay.runner.ray_executor import RayExecutor, import_ray, make_executor
@@ -121,6 +122,22 @@ def test_retail_slice_same_results_as_local(ray_executor: RayExecutor) -> None:
     assert _trial_view(remote) == _trial_view(local)
     rewards = {r.reward for r in remote.results}
     assert rewards == {0, 1}
+
+
+@pytest.mark.skipif(
+    "faults" not in TrialJob.__dataclass_fields__, reason="fault plans are not wired into trial jobs yet"
+)
+def test_fault_plans_travel_with_the_job(ray_executor: RayExecutor) -> None:
+    store = Store()
+    options: dict[str, Any] = {"trials": 2, "seed": 5, "task_ids": ["refund-in-window-email"], "store": store}
+    plan = "get_order_details:timeout@0.5,get_user_details:format@0.3"
+    local = assay.run("retail", run_id="l", faults=plan, **options)
+    remote = assay.run("retail", run_id="r", faults=plan, executor=ray_executor, **options)
+    assert _trial_view(remote) == _trial_view(local)
+    spans = [
+        s for r in remote.results for s in (remote.transcript(r.task_id, r.trial_index) or Transcript()).spans
+    ]
+    assert any(s.attributes.get("fault") for s in spans)
 
 
 class CrashOnce(DepositAgent):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Annotated, Any
 
 import typer
@@ -10,7 +11,7 @@ from rich.table import Table
 
 from ..envs.faults import FaultPlan, load_fault_plan
 from ..envs.registry import get_domain
-from ..errors import AssayError
+from ..errors import AssayError, HarnessError
 from ..runner import api
 from ..runner.ray_executor import make_executor
 from ..runner.robustness import robustness_report
@@ -121,6 +122,8 @@ def robustness(
     plan = load_fault_plan(faults) if faults is not None else load_fault_plan(_declared(loaded))
     if not plan:
         raise AssayError("give --faults PLAN_FILE or TOOL:KIND@RATE,...; the suite declares no faults")
+    if "faults" not in inspect.signature(api.run_async).parameters:  # until runs carry fault plans
+        raise HarnessError("this build of assay cannot inject faults into runs (run_async has no faults=)")
     st = Store(store)
     runner = make_executor(executor, concurrency, ray_address)
     common: dict[str, Any] = {

@@ -14,6 +14,7 @@ from ..errors import AssayError, SuiteError
 from ..llm.cassette import Cassette
 from ..report.console import render_runs, render_summary, render_transcript, render_trials
 from ..runner.api import Run, run_async
+from ..runner.ray_executor import make_executor
 from ..store.store import Store
 from ..suites.loader import load_suite
 from .app import JsonOpt, StoreOpt, app, err, out, parse_params, print_json
@@ -33,6 +34,17 @@ def run(
     concurrency: Annotated[
         int, typer.Option("--concurrency", "-j", min=1, help="Trials running at once.")
     ] = 8,
+    executor: Annotated[
+        str, typer.Option("--executor", help="Where trials run: local (asyncio) or ray (docs/scale.md).")
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", help="Ray cluster: auto or ray://HOST:PORT (default: start one)."),
+    ] = None,
+    faults: Annotated[
+        str | None,
+        typer.Option("--faults", help="Tool faults: plan file or TOOL:KIND@RATE,... (docs/robustness.md)."),
+    ] = None,
     seed: Annotated[
         int, typer.Option("--seed", help="Run seed: templated tasks and trial seeds derive from it.")
     ] = 0,
@@ -151,6 +163,7 @@ def run(
         k: v for k, v in {"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}.items() if v is not None
     }
     cassette = Cassette(record, "record") if record else Cassette(replay, "replay") if replay else None
+    runner = make_executor(executor, concurrency, ray_address)
     st = Store(store)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -200,6 +213,8 @@ def run(
                     limits=limits,
                     judges=judge or (),
                     judge_options={k: v for k, v in model_options.items() if k != "cache"},
+                    faults=faults,
+                    executor=runner,
                     run_id=run_id,
                     resume=resume,
                     progress=on_result,
@@ -210,6 +225,8 @@ def run(
         rid = started["info"].run_id if "info" in started else None
         err.print(f"[yellow]interrupted[/]; resume with: assay run --resume {rid}" if rid else "interrupted")
         raise typer.Exit(130) from None
+    finally:
+        getattr(runner, "close", lambda: None)()  # a Ray started for this run stops with it
     summary = result.summary()
     if as_json:
         print_json(summary)

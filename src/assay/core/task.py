@@ -160,6 +160,8 @@ class SuiteDefaults(_Strict):
     as_of: datetime | None = None
     timezone: str = "UTC"
     data_seed: int = 0
+    faults: dict[str, Any] | list[Any] | None = None
+    """A fault plan (assay.envs.faults.FaultPlan) injected into every run of the suite."""
 
 
 class Suite(_Strict):

@@ -9,6 +9,12 @@ Several judges (``--judge`` repeated) make a panel on the same rubric: levels ar
 combined by mean (levelled dimensions) and majority (pass/fail items), or verdicts by
 majority; a spread of judge scores above ``disagreement``, or a split on a veto, marks
 the grade ``needs_review``. Judges default to the on-disk response cache.
+
+Recorded with every grade: ``judge_model`` (the spec(s)), ``version`` (prompt version +
+rubric name and hash), and in ``metrics`` the temperature, ``dim:<name>`` levels (a
+panel's mean), ``pass:<name>`` for veto/pitfall items (share of judges passing it), the
+per-judge scores, panel spread and agreement. A veto vetoes the trial only when the
+grader is gating. See docs/judges.md.
 """
 
 from __future__ import annotations
@@ -30,8 +36,15 @@ from ..llm.spec import ChatModel, shared_model
 from ..llm.types import GenerateConfig
 from .base import Params, PathKey, RuleGrader
 from .files import GraderFileError
-from .judge_prompt import PROMPT_VERSION, JudgeInput, MalformedVerdict, Verdict, build_messages, parse_verdict
-from .judge_prompt import render_transcript as render_transcript
+from .judge_prompt import (
+    PROMPT_VERSION,
+    JudgeInput,
+    MalformedVerdict,
+    Verdict,
+    build_messages,
+    parse_verdict,
+    render_transcript,
+)
 from .rubric import Aggregate, Rubric, load_rubric
 
 NO_JUDGE = "no judge model configured (--judge)"

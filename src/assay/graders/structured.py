@@ -19,7 +19,7 @@ from pydantic import Field, model_validator
 from ..core.results import GradeResult, Outcome
 from ..core.task import Task
 from ..core.transcript import Transcript
-from ..errors import Problem
+from ..errors import AssayError, Problem
 from .base import Params, PathKey, RuleGrader
 from .files import GraderFileError, parse_located, resolve_file
 from .matching import values_equal
@@ -46,7 +46,10 @@ def parse_json_output(text: str, allow_fence: bool = True) -> ParsedJson:
 
 
 def _validator(schema: dict[str, Any]) -> Any:
-    from jsonschema.validators import validator_for
+    try:
+        from jsonschema.validators import validator_for
+    except ImportError:  # pragma: no cover - jsonschema is a dependency
+        raise AssayError("JSON Schema checks need the jsonschema package: pip install jsonschema") from None
 
     cls = validator_for(schema)
     cls.check_schema(schema)

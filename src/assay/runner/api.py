@@ -12,6 +12,7 @@ from ..agents.specs import agent_factory
 from ..core.results import Config, RunInfo, TaskMeta, TrialResult
 from ..core.task import Limits, Suite, Task
 from ..core.transcript import Transcript
+from ..envs.faults import FaultPlan, load_fault_plan
 from ..errors import AssayError, ResumeError
 from ..llm.cassette import Cassette, use_cassette
 from ..llm.spec import PROVIDERS
@@ -142,6 +143,7 @@ def _jobs(info: RunInfo, suite: Suite, tasks: TaskSource, done: set[tuple[str, i
             task_hash=task.input_hash(),
             judges=tuple(info.settings.get("judges", ())),
             judge_options=dict(info.settings.get("judge_options", {})),
+            faults=info.settings.get("faults"),
         )
 
 
@@ -171,6 +173,7 @@ async def run_async(
     limits: dict[str, Any] | None = None,
     judges: Iterable[str] = (),
     judge_options: dict[str, Any] | None = None,
+    faults: FaultPlan | dict[str, Any] | str | Path | None = None,
     executor: Executor | None = None,
     progress: Progress | None = None,
     on_start: Callable[[RunInfo], None] | None = None,
@@ -185,7 +188,10 @@ async def run_async(
     or replays every model exchange of the run. ``limits`` override the suite's
     per-trial limits (``max_cost_usd``, ``max_tokens``, ``max_turns``...). ``judges``
     are the model specs of LLM judges (several make a panel) with ``judge_options``
-    for their clients; judge graders without one report ``skipped``."""
+    for their clients; judge graders without one report ``skipped``. ``faults`` is a
+    fault plan (a FaultPlan, a file, or a spec such as ``get_order_details:timeout@0.3``;
+    default: the suite's ``defaults.faults``; ``"none"``: no faults) injected into the
+    agent's tool calls by a seeded schedule (docs/robustness.md)."""
     st = store if isinstance(store, Store) else Store(store)
     if resume is not None:
         info = st.get_run(resume)
@@ -210,6 +216,7 @@ async def run_async(
         if limits:
             Limits.model_validate(limits)  # bad overrides fail now
         agent_factory(config.agent)  # fail now, with a clear message, on a bad spec
+        plan = load_fault_plan(faults if faults is not None else loaded.defaults.faults)
         user_factory(config.user)
         rid = run_id or new_run_id(loaded.name)
         if st.has_run(rid):
@@ -232,6 +239,7 @@ async def run_async(
                 "limits": dict(limits or {}),
                 "judges": list(judges),
                 "judge_options": {k: _jsonable(v) for k, v in (judge_options or {}).items()},
+                "faults": plan.model_dump(mode="json") if plan else None,
             },
             git_commit=git_commit(),
             versions=versions(),

@@ -31,6 +31,7 @@ from ..core.results import (
 from ..core.task import Limits, Task
 from ..core.transcript import Transcript
 from ..envs.environment import Environment
+from ..envs.faults import FAULT_ATTRIBUTE, wrap_with_faults
 from ..envs.registry import get_domain
 from ..envs.state import Snapshot, State, diff, state_hash
 from ..envs.tools import InvalidToolCall, ToolError
@@ -63,6 +64,7 @@ class TrialJob:
     options: dict[str, Any] = field(default_factory=dict)
     judges: tuple[str, ...] = ()
     judge_options: dict[str, Any] = field(default_factory=dict)
+    faults: dict[str, Any] | None = None  # a FaultPlan as JSON (assay.envs.faults)
     task_hash: str = ""
 
 
@@ -141,6 +143,9 @@ class _Conversation:
         except Exception as exc:
             self.tracer.end(span, repr(exc))
             raise _classify(exc, "environment") from exc
+        fault = getattr(self.env, "last_fault", None)  # an injected fault: the agent's to handle
+        if fault is not None:
+            span.attributes[FAULT_ATTRIBUTE] = fault
         self.tracer.end(span)
         return Message("tool", content, tool_call_id=call.id, name=call.name, error=error)
 
@@ -215,7 +220,7 @@ async def run_trial(job: TrialJob) -> TrialResult:
     initial: State | Snapshot | None = None
     prompt_version = job.config.prompt_version
     try:
-        env = domain.environment(task, now)
+        env = wrap_with_faults(domain.environment(task, now), job.faults, trial.seed)
         env.reset(task.initial_state.seed)
         initial = env.snapshot()
         try:

@@ -86,7 +86,7 @@ def lost_trial(job: TrialJob, error: str) -> TrialResult:
         suite_name=job.suite_name,
         suite_version=job.suite_version,
         suite_hash=job.suite_hash,
-        task_hash=job.task.input_hash(),
+        task_hash=getattr(job, "task_hash", "") or job.task.input_hash(),
         error_category="harness_error",
         root_cause="HARNESS",
         started_at=now,
