@@ -7,22 +7,9 @@ sentence and exits with :attr:`AssayError.exit_code` (2), never a traceback.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .core.sources import Problem
 
-
-@dataclass(frozen=True)
-class Problem:
-    """One located problem in an input file: ``file:line: field: message``."""
-
-    file: str
-    line: int | None
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = self.file if self.line is None else f"{self.file}:{self.line}"
-        field = f" {self.field}:" if self.field else ""
-        return f"{where}:{field} {self.message}"
+__all__ = ["AssayError", "HarnessError", "Problem", "ResumeError", "RunNotFound", "SpecError", "SuiteError"]
 
 
 class AssayError(Exception):

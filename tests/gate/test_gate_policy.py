@@ -77,17 +77,17 @@ surprise: 1
     with pytest.raises(PolicyError) as info:
         policy_from_yaml(text, file="gate.yaml")
     lines = str(info.value).splitlines()
-    assert "gate.yaml:3: absolute.0.metric: 'overal.success_rate' is not a summary metric" in lines[0]
-    assert any(line.startswith("gate.yaml:5: absolute.1: give min, max or both") for line in lines)
-    assert any(line.startswith("gate.yaml:7: relative.0: give exactly one of margin") for line in lines)
-    assert any(line.startswith("gate.yaml:8: relative.1.test:") for line in lines)
-    assert any(line.startswith("gate.yaml:10: high_risk: select high-risk tasks") for line in lines)
+    assert "gate.yaml:3: absolute[0].metric: 'overal.success_rate' is not a summary metric" in lines[0]
+    assert any(line.startswith("gate.yaml:5: absolute[1]: give min, max or both") for line in lines)
+    assert any(line.startswith("gate.yaml:7: relative[0]: give exactly one of margin") for line in lines)
+    assert any(line.startswith("gate.yaml:8: relative[1].test:") for line in lines)
+    assert any(line.startswith("gate.yaml:9: high_risk: select high-risk tasks") for line in lines)
     assert any(line.startswith("gate.yaml:11: surprise:") for line in lines)
     assert isinstance(info.value, AssayError) and info.value.exit_code == 2
 
 
 def test_yaml_and_file_errors() -> None:
-    with pytest.raises(PolicyError, match=r"gate.yaml:3: invalid YAML"):
+    with pytest.raises(PolicyError, match=r"gate.yaml:3: YAML syntax error"):
         policy_from_yaml("absolute:\n  - [oops\n", file="gate.yaml")
     with pytest.raises(PolicyError, match="must be a YAML mapping"):
         policy_from_yaml("- 1\n", file="gate.yaml")

@@ -21,10 +21,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assay.core.hashing import stable_hash
+from assay.core.sources import ProblemError, parse_yaml, validation_problems
 from assay.errors import Problem, SuiteError
 
 from .loss import Direction, canonical_direction
@@ -114,27 +114,6 @@ class ScoringProfile(BaseModel):
         return ScoringProfile(**{**self.model_dump(exclude={"metrics"}), "metrics": metrics})
 
 
-def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
-    """1-based line of the YAML node at ``loc`` (or of its deepest existing parent)."""
-    if node is None:
-        return None
-    line = node.start_mark.line + 1
-    for part in loc:
-        child = None
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                if str(key_node.value) == str(part):
-                    child = value_node
-                    break
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-            child = node.value[part]
-        if child is None:
-            return line
-        node = child
-        line = node.start_mark.line + 1
-    return line
-
-
 def profile_from_yaml(text: str, file: str = "<profile>") -> ScoringProfile:
     """Parse and validate a profile from YAML text.
 
@@ -142,24 +121,15 @@ def profile_from_yaml(text: str, file: str = "<profile>") -> ScoringProfile:
     message``.
     """
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        reason = getattr(exc, "problem", None) or str(exc)
-        raise SuiteError([Problem(file, line, "", f"invalid YAML: {reason}")]) from None
+        data, located = parse_yaml(text, file)
+    except ProblemError as exc:
+        raise SuiteError(exc.problems) from None
     if not isinstance(data, dict):
-        raise SuiteError([Problem(file, _line_of(node, ()), "", "a scoring profile must be a YAML mapping")])
+        raise SuiteError([located.problem((), "a scoring profile must be a YAML mapping")])
     try:
         return ScoringProfile.model_validate(data)
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            loc = tuple(p for p in err["loc"] if not str(p).startswith("function-after"))
-            message = err["msg"].removeprefix("Value error, ")
-            problems.append(Problem(file, _line_of(node, loc), ".".join(str(p) for p in loc), message))
-        raise SuiteError(problems) from None
+        raise SuiteError(validation_problems(exc, located)) from None
 
 
 def load_profile(path: str | Path) -> ScoringProfile:

@@ -40,11 +40,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..core.hashing import canonical_json, derive_seed, stable_hash
 from ..core.messages import ToolSpec
+from ..core.sources import ProblemError, parse_yaml
 from ..errors import AssayError
 from .environment import Environment
 from .state import Snapshot, State
@@ -355,22 +355,6 @@ def parse_fault_spec(spec: str) -> FaultPlan:
         ) from None
 
 
-def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
-    """The 1-based line of the YAML node at ``loc`` (as deep as the path resolves)."""
-    line = node.start_mark.line + 1 if node is not None else None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if k.value == part), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-        else:
-            break
-        if node is None:
-            break
-        line = node.start_mark.line + 1
-    return line
-
-
 def load_fault_plan(
     source: FaultPlan | Mapping[str, Any] | list[Any] | str | Path | None,
 ) -> FaultPlan | None:
@@ -388,15 +372,11 @@ def load_fault_plan(
     if isinstance(source, str) and not (path.suffix in (".yaml", ".yml", ".json") or path.is_file()):
         return parse_fault_spec(source)
     try:
-        text = path.read_text()
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
+        data, located = parse_yaml(path.read_text(), str(path))
     except OSError as exc:
         raise FaultSpecError(f"{path}: cannot read the fault plan ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise FaultSpecError(f"{path}{line}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    except ProblemError as exc:
+        raise FaultSpecError(str(exc.problems[0])) from None
     prefix: tuple[Any, ...] = ()
     if isinstance(data, dict) and "faults" in data:
         data, prefix = data["faults"], ("faults",)
@@ -406,7 +386,7 @@ def load_fault_plan(
         loc = tuple(exc.errors()[0]["loc"])
         if isinstance(data, list) and loc[:1] == ("rules",):
             loc = loc[1:]  # the list form: the file starts at the rules
-        at = _line_of(root, prefix + loc)
+        at = located.line(prefix + loc)
         raise FaultSpecError(f"{path}{f':{at}' if at else ''}: {_first_problem(exc)}") from None
 
 

@@ -26,7 +26,6 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -38,6 +37,7 @@ from pydantic import (
 )
 
 from ..core.hashing import stable_hash
+from ..core.sources import ProblemError, parse_yaml, validation_problems
 from ..errors import Problem, SuiteError
 
 GROUP_SECTIONS = ("overall", "by_stratum", "by_split", "by_tag")
@@ -217,57 +217,29 @@ class GatePolicy(BaseModel):
         return self._file if line is None else f"{self._file}:{line}"
 
 
-def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
-    """1-based line of the YAML node at ``loc`` (or of its deepest existing parent)."""
-    if node is None:
-        return None
-    line = node.start_mark.line + 1
-    for part in loc:
-        child = None
-        if isinstance(node, yaml.MappingNode):
-            child = next((v for k, v in node.value if str(k.value) == str(part)), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-            child = node.value[part]
-        if child is None:
-            return line
-        node, line = child, child.start_mark.line + 1
-    return line
-
-
 def policy_from_yaml(text: str, file: str = "<policy>") -> GatePolicy:
     """Parse and validate a policy; :class:`PolicyError` lists ``file:line: field: message``."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        reason = getattr(exc, "problem", None) or str(exc)
-        raise PolicyError(
-            [Problem(file, None if mark is None else mark.line + 1, "", f"invalid YAML: {reason}")]
-        ) from None
+        data, located = parse_yaml(text, file)
+    except ProblemError as exc:
+        raise PolicyError(exc.problems) from None
     if not isinstance(data, dict):
-        raise PolicyError(
-            [Problem(file, _line_of(node, ()), "", "a gate policy must be a YAML mapping of checks")]
-        )
+        raise PolicyError([located.problem((), "a gate policy must be a YAML mapping of checks")])
     try:
         policy = GatePolicy.model_validate(data)
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            loc = tuple(p for p in err["loc"] if not str(p).startswith("function-after"))
-            message = err["msg"].removeprefix("Value error, ")
-            problems.append(Problem(file, _line_of(node, loc), ".".join(str(p) for p in loc), message))
-        raise PolicyError(problems) from None
+        raise PolicyError(validation_problems(exc, located)) from None
     policy._file = file
     for section in ("absolute", "relative"):
         for i in range(len(getattr(policy, section))):
-            line = _line_of(node, (section, i))
+            line = located.line((section, i))
             if line is not None:
                 policy._lines[f"{section}[{i}]"] = line
     for key in ("high_risk", "max_harness_error_share"):
-        line = _line_of(node, (key,))
-        if line is not None and key in data:
-            policy._lines[key] = line
+        if key in data:
+            line = located.line((key,))
+            if line is not None:
+                policy._lines[key] = line
     return policy
 
 

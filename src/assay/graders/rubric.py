@@ -19,9 +19,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..core.hashing import stable_hash
+from ..core.sources import Located, validation_problems
 from ..core.task import Task
 from ..errors import Problem
-from .files import GraderFileError, parse_located, resolve_file, validation_problems
+from .files import GraderFileError, parse_located, resolve_file
 
 WeightClass = Literal["essential", "important", "optional", "pitfall", "veto"]
 #: Default weight of each levelled weight class in the weighted mean.
@@ -247,9 +248,9 @@ class Aggregate:
     essential_failed: list[str] = field(default_factory=list)
 
 
-def parse_rubric(data: Any, file: str = "<rubric>", lines: dict[Any, int] | None = None) -> Rubric:
+def parse_rubric(data: Any, file: str = "<rubric>", located: Located | None = None) -> Rubric:
     """A :class:`Rubric` from parsed YAML (a top-level ``rubric:`` key is accepted)."""
-    lines = lines or {}
+    located = located or Located(file)
     prefix: tuple[str | int, ...] = ()
     if isinstance(data, dict) and set(data) == {"rubric"}:
         data, prefix = data["rubric"], ("rubric",)
@@ -258,7 +259,7 @@ def parse_rubric(data: Any, file: str = "<rubric>", lines: dict[Any, int] | None
     try:
         return Rubric.model_validate(data)
     except ValidationError as exc:
-        raise GraderFileError(validation_problems(exc, file, lines, prefix)) from None
+        raise GraderFileError(validation_problems(exc, located.sub(*prefix), prefix)) from None
 
 
 _CACHE: dict[tuple[str, float], Rubric] = {}
@@ -274,6 +275,6 @@ def load_rubric(
     path = resolve_file(str(source), task, domain)
     key = (str(path.resolve()), path.stat().st_mtime)
     if key not in _CACHE:
-        data, lines = parse_located(path.read_text(encoding="utf-8"), str(source))
-        _CACHE[key] = parse_rubric(data, str(source), lines)
+        data, located = parse_located(path.read_text(encoding="utf-8"), str(source))
+        _CACHE[key] = parse_rubric(data, str(source), located)
     return _CACHE[key]

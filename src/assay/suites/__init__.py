@@ -1,8 +1,8 @@
 """Suites: loading, validation, content hash, templates, instantiation."""
 
+from ..core.sources import Located, format_path
 from .instantiate import DEFAULT_AS_OF, instance_ids, instantiate, instantiate_task, iter_instances
 from .loader import SUITES, iter_specs, load_suite, resolve_source, suite_templates
-from .sources import Located, format_path
 from .templates import TemplateContext, collect_templates, template
 
 __all__ = [

@@ -10,10 +10,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..core.hashing import derive_seed
+from ..core.sources import ProblemError
 from ..core.task import Suite, Task
 from ..envs.registry import get_domain
 from ..errors import SuiteError
-from .sources import ProblemError
 
 #: "Now" of a task that names no as-of time, so runs never depend on the wall clock.
 DEFAULT_AS_OF = datetime(2025, 1, 15, 12, 0, 0)

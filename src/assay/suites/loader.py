@@ -14,10 +14,10 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..core.registry import Registry
+from ..core.sources import Located, PathKey, ProblemError, iter_documents, parse_yaml, validation_problems
 from ..core.task import Suite, Task
 from ..envs.registry import DOMAINS, get_domain
 from ..errors import Problem, SuiteError
-from .sources import Located, PathKey, ProblemError, iter_documents, parse_yaml
 from .templates import TemplateFn, collect_templates, load_module
 
 #: Built-in suites by name: the value is (a lazy path to) the suite's folder.
@@ -44,31 +44,11 @@ def resolve_source(source: str | Path) -> Path:
     )
 
 
-def pydantic_problems(exc: ValidationError, located: Located, prefix: PathKey = ()) -> list[Problem]:
-    problems = []
-    for err in exc.errors():
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        if err["type"] == "extra_forbidden":
-            message = "unknown field"
-        elif err["type"] == "missing":
-            message = "required field is missing"
-        else:
-            message = err["msg"]
-            if (
-                "input" in err
-                and err["type"] not in ("model_type", "dict_type")
-                and not isinstance(err["input"], (dict, list))
-            ):
-                message += f" (got {err['input']!r})"
-        problems.append(located.problem(loc, message, prefix))
-    return problems
-
-
 def _validate(model: type[BaseModel], data: Any, located: Located, prefix: PathKey = ()) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise ProblemError(pydantic_problems(exc, located, prefix)) from None
+        raise ProblemError(validation_problems(exc, located, prefix)) from None
 
 
 def _task_entries(data: Any, located: Located) -> Iterator[tuple[Any, Located, PathKey]]:

@@ -1,4 +1,5 @@
-"""Reading suite and task files while remembering where every value came from.
+"""Reading YAML/JSON input files while remembering where every value came from:
+suites, task files, rubrics, gate policies, scoring profiles, fault plans.
 
 ``read_documents(path)`` returns, per document (one for YAML/JSON, one per line for
 JSONL), the parsed data plus a :class:`Located` map from data paths such as
@@ -15,9 +16,22 @@ from typing import Any
 
 import yaml
 
-from ..errors import Problem
-
 PathKey = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One located problem in an input file: ``file:line: field: message``."""
+
+    file: str
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        field = f" {self.field}:" if self.field else ""
+        return f"{where}:{field} {self.message}"
 
 
 @dataclass
@@ -137,3 +151,24 @@ def iter_documents(path: Path, display: str) -> Iterator[tuple[Any, Located]]:
             ) from None
     data, located = parse_yaml(text, display)
     yield data, located
+
+
+def validation_problems(exc: Any, located: Located, prefix: PathKey = ()) -> list[Problem]:
+    """A pydantic ``ValidationError`` as located problems, one per error."""
+    problems = []
+    for err in exc.errors():
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif err["type"] == "missing":
+            message = "required field is missing"
+        else:
+            message = err["msg"].removeprefix("Value error, ")
+            if (
+                "input" in err
+                and err["type"] not in ("model_type", "dict_type")
+                and not isinstance(err["input"], (dict, list))
+            ):
+                message += f" (got {err['input']!r})"
+        problems.append(located.problem(loc, message, prefix))
+    return problems
