@@ -173,7 +173,7 @@ def test_gate_bad_policy_exits_2_with_located_errors(db: Path, tmp_path: Path) -
     policy = tmp_path / "gate.yaml"
     policy.write_text("absolute:\n  - {metric: overall.sucess_rate, min: 0.9}\n")
     proc = assay_cli("gate", "careful", "--policy", str(policy), db=db, code=2)
-    assert f"{policy}:2: absolute.0.metric:" in proc.stderr and "Traceback" not in proc.stderr
+    assert f"{policy}:2: absolute[0].metric:" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_gate_input_errors_exit_2(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -28,10 +28,10 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except AssayError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
+        err.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except HarnessError as exc:
-        err.print(f"[red]harness failure:[/] {exc}", highlight=False)
+        err.print(f"[red]harness failure:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(3)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
