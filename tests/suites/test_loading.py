@@ -172,3 +172,13 @@ def test_other_problems(tmp_path: Path, files: dict[str, str], expected: str) ->
 def test_missing_source() -> None:
     with pytest.raises(SuiteError, match="not a built-in suite"):
         load_suite("/no/such/suite")
+
+
+def test_hash_covers_rubrics_and_other_suite_files_but_not_stores(tmp_path: Path) -> None:
+    root = write(tmp_path, {"suite.yaml": GOOD, "rubrics/r.yaml": "dimensions: []\n"})
+    before = load_suite(root).hash
+    (root / "assay.db").write_bytes(b"not part of the suite")
+    assert load_suite(root).hash == before
+    (root / "rubrics" / "r.yaml").write_text("dimensions: [changed]\n")
+    assert load_suite(root).hash != before
+    assert instantiate(load_suite(root))[3].metadata["suite_dir"] == str(root)

@@ -73,6 +73,10 @@ def run(
         list[str] | None,
         typer.Option("--judge", help="LLM judge model spec (repeat for a panel), e.g. openai:gpt-4o."),
     ] = None,
+    judge_option: Annotated[
+        list[str] | None,
+        typer.Option("--judge-option", help="Judge client setting KEY=VALUE (base_url, pricing, cache...)."),
+    ] = None,
     cache: Annotated[
         bool, typer.Option("--cache", help="Cache agent and user model responses on disk.")
     ] = False,
@@ -212,7 +216,7 @@ def run(
                     cassette=cassette,
                     limits=limits,
                     judges=judge or (),
-                    judge_options={k: v for k, v in model_options.items() if k != "cache"},
+                    judge_options=parse_params(judge_option or []),
                     faults=faults,
                     executor=runner,
                     run_id=run_id,

@@ -70,13 +70,16 @@ class GradeResult:
 
 def reward_of(termination: str, grades: list[GradeResult]) -> int | None:
     """1 if the conversation ended normally (user stop or transfer), every gating
-    grader passed and no veto fired; 0 otherwise; None when the
-    trial ended on a harness or environment error, or a gating grader could not run
-    because of its own error (none of that is the agent's doing)."""
+    grader passed and no veto fired; 0 otherwise; None when the trial ended on a
+    harness or environment error, or a gating grader could not decide (its own error,
+    or a judge answering "unknown", which waits for human review): none of that is
+    the agent's doing, so such trials are excluded from rates and reported apart."""
     if termination in EXCLUDED_TERMINATIONS:
         return None
-    if any(g.gating and g.category == "grader_error" for g in grades):
-        return None
+    if any(
+        g.gating and (g.category == "grader_error" or (g.passed is None and not g.skipped)) for g in grades
+    ):
+        return None  # a gating grader could not decide (error, or "unknown": awaiting review)
     if termination not in NORMAL_TERMINATIONS or any(g.veto for g in grades):
         return 0
     gating = [g for g in grades if g.gating and not g.skipped]

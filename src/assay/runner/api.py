@@ -15,7 +15,7 @@ from ..core.transcript import Transcript
 from ..envs.faults import FaultPlan, load_fault_plan
 from ..errors import AssayError, ResumeError
 from ..llm.cassette import Cassette, use_cassette
-from ..llm.spec import PROVIDERS
+from ..llm.spec import PROVIDERS, parse_spec
 from ..metrics.frame import TrialFrame
 from ..metrics.summary import summarize_frame
 from ..store.store import Store, now_iso
@@ -216,6 +216,8 @@ async def run_async(
         if limits:
             Limits.model_validate(limits)  # bad overrides fail now
         agent_factory(config.agent)  # fail now, with a clear message, on a bad spec
+        for judge in judges:
+            parse_spec(judge)
         plan = load_fault_plan(faults if faults is not None else loaded.defaults.faults)
         user_factory(config.user)
         rid = run_id or new_run_id(loaded.name)

@@ -37,8 +37,11 @@ def instantiate_task(
     task_id = spec.id if spec.instances == 1 else f"{spec.id}-{index + 1}"
     as_of = spec.as_of or suite.defaults.as_of or DEFAULT_AS_OF
     timezone = spec.timezone or suite.defaults.timezone
+    suite_dir = {"suite_dir": str(suite.path)} if suite.path is not None else {}
     if spec.template is None:
         update: dict[str, Any] = {"id": task_id, "as_of": as_of, "timezone": timezone}
+        if suite_dir and "suite_dir" not in spec.metadata:
+            update["metadata"] = {**spec.metadata, **suite_dir}
         if "initial_state" not in spec.model_fields_set:
             update["initial_state"] = spec.initial_state.model_copy(update={"seed": suite.defaults.data_seed})
         return spec.model_copy(update=update)
@@ -77,7 +80,7 @@ def instantiate_task(
         params=spec.params,
         instances=1,
         initial_state={"seed": world, "records": records},
-        metadata={**produced.get("metadata", {}), **spec.metadata, "template_seed": ctx.seed},
+        metadata={**suite_dir, **produced.get("metadata", {}), **spec.metadata, "template_seed": ctx.seed},
     )
     try:
         return Task.model_validate(merged)

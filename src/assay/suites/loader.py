@@ -134,7 +134,6 @@ def _load_suite(source: str | Path) -> Suite:
     display = str(suite_file) if Path(source).exists() else f"{source}:{suite_file.name}"
     state = _Loaded()
     text = suite_file.read_text(encoding="utf-8")
-    state.digest.update(b"suite.yaml\0" + text.encode())
     try:
         data, located = parse_yaml(text, display)
     except ProblemError as exc:
@@ -183,10 +182,6 @@ def _load_suite(source: str | Path) -> Suite:
         if not path.exists():
             state.problems.append(located.problem(("task_files",), f"task file {rel} does not exist"))
             continue
-        state.digest.update(rel.encode() + b"\0")
-        with path.open("rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                state.digest.update(chunk)
         keep = path.suffix.lower() != ".jsonl"
         if not keep:
             streamed.append((path, file_display))
@@ -208,8 +203,27 @@ def _load_suite(source: str | Path) -> Suite:
             state.problems.extend(state.check(task, where, prefix))
     if state.problems:
         raise SuiteError(state.problems)
+    _hash_files(state.digest, root)
     suite._hash = state.digest.hexdigest()[:16]
     return suite
+
+
+#: What a suite is made of; anything else in its folder (stores, reports) is not hashed.
+SUITE_FILE_SUFFIXES = {".yaml", ".yml", ".json", ".jsonl", ".py", ".md", ".txt"}
+
+
+def _hash_files(digest: Any, root: Path) -> None:
+    """The suite's files (suite.yaml, task files, templates, rubrics, schemas...) by
+    relative path and content: the suite's identity."""
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in SUITE_FILE_SUFFIXES):
+        rel = path.relative_to(root)
+        if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
+            continue
+        digest.update(rel.as_posix().encode() + b"\0")
+        with path.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+        digest.update(b"\0")
 
 
 def _local_templates(suite: Suite, root: Path, located: Located, state: _Loaded) -> dict[str, TemplateFn]:
@@ -220,7 +234,6 @@ def _local_templates(suite: Suite, root: Path, located: Located, state: _Loaded)
                 located.problem(("templates",), f"templates module {suite.templates} does not exist")
             )
         return {}
-    state.digest.update(b"templates\0" + path.read_bytes())
     try:
         return collect_templates(load_module(path))
     except Exception as exc:  # a user's module failed to import: report, do not crash
