@@ -76,6 +76,8 @@ def test_run_json_runs_and_show(suite_dir: Path, tmp_path: Path) -> None:
     assert [r["run_id"] for r in listed] == ["one"] and listed[0]["completed"] == 20
     shown = json.loads(assay("show", "one", "--store", str(db), "--json").stdout)
     assert shown["overall"] == summary["overall"]
+    overview = assay("show", "one", "--store", str(db)).stdout
+    assert "100.0% [" in overview and "95% interval" in overview  # rates come with their interval
     text = assay("show", "one", "--task", "dep-1", "--store", str(db)).stdout
     assert "deposit(" in text and "accounts" in text and "pass" in text
     detail = json.loads(

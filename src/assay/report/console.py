@@ -44,10 +44,12 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
         f"({run['trials_per_task']} per task, {o['tasks']} tasks)",
     )
     head.add_row(
-        "success", f"[bold]{_pct(o['success_rate'])}[/] of {o['trials'] - o['excluded']} counted trials"
+        "success",
+        f"[bold]{_pct(o['success_rate'])}[/]{_ci(o.get('success_rate_ci'))} of "
+        f"{o['trials'] - o['excluded']} counted trials (95% interval, task-clustered)",
     )
-    head.add_row("pass^k", _curve(o["pass_hat_k"]))
-    head.add_row("pass@k", _curve(o["pass_at_k"]))
+    head.add_row("pass^k", _curve(o["pass_hat_k"], o.get("pass_hat_k_ci")))
+    head.add_row("pass@k", _curve(o["pass_at_k"], o.get("pass_at_k_ci")))
     ex = summary["excluded"]
     if ex["trials"]:
         head.add_row(
@@ -55,9 +57,14 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
             f"[yellow]{ex['trials']} trials ({_pct(ex['share'])}) not the agent's doing: "
             f"{', '.join(f'{k} {v}' for k, v in ex['by_termination'].items())}[/]",
         )
-    skipped = sum(g.get("skipped", 0) for g in summary["graders"].values())
+    skipped = {name: g["skipped"] for name, g in summary["graders"].items() if g.get("skipped")}
     if skipped:
-        head.add_row("[yellow]skipped[/]", f"[yellow]{skipped} grader verdicts skipped[/]")
+        which = ", ".join(f"{name} {n}" for name, n in skipped.items())
+        head.add_row(
+            "[yellow]skipped[/]",
+            f"[yellow]{sum(skipped.values())} grader verdicts skipped ({which}); "
+            f"`assay show RUN --task ID` says why (judges need --judge)[/]",
+        )
     console.print(Panel(head, title="assay run", expand=False))
 
     strata = Table(title="by stratum", show_edge=False)
