@@ -95,22 +95,46 @@ def inspect_overhead(n: int) -> dict | None:
     }
 
 
-def concurrency(n: int, latency: float, c: int, tmp: Path) -> dict:
+def concurrency(n: int, latency: float, c: int, tmp: Path, k: int = 4) -> dict:
+    """n trials (n/k tasks x k trials, as evaluations run them) of an agent answering
+    after ``latency`` seconds, ``c`` at a time; ideal wall time n * latency / c."""
     import assay
 
     SleepyAgent.latency = latency
-    suite = assay.load_suite(_suite(tmp, n))
+    suite = assay.load_suite(_suite(tmp, n // k))
+    marks: dict[str, float] = {}
+
+    def started(info: object) -> None:
+        marks["first"] = time.perf_counter()
+
+    def written(result: object, done: int, total: int) -> None:
+        if done == total:
+            marks["last"] = time.perf_counter()
+
     start = time.perf_counter()
-    assay.run(suite, agent="python:harness:SleepyAgent", trials=1, concurrency=c, store=str(tmp / "conc.db"))
+    assay.run(
+        suite,
+        agent="python:harness:SleepyAgent",
+        trials=k,
+        concurrency=c,
+        store=str(tmp / "conc.db"),
+        on_start=started,
+        progress=written,
+    )
     elapsed = time.perf_counter() - start
     ideal = n * latency / c
+    phase = marks["last"] - marks["first"]
     return {
         "trials": n,
+        "tasks": n // k,
+        "k": k,
         "latency_s": latency,
         "concurrency": c,
         "seconds": round(elapsed, 3),
         "ideal_s": round(ideal, 3),
         "ratio_to_ideal": round(elapsed / ideal, 3),
+        "trials_phase_s": round(phase, 3),
+        "trials_phase_ratio": round(phase / ideal, 3),
     }
 
 

@@ -123,6 +123,7 @@ class Task(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     instances: int = Field(1, ge=1, le=100_000)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    _input_hash: str | None = PrivateAttr(default=None)
 
     @field_validator("limits")
     @classmethod
@@ -149,9 +150,11 @@ class Task(_Strict):
     def input_hash(self) -> str:
         """Hash of everything that defines the task's input (not its grading metadata
         order): the identity recorded with every trial as ``task_hash``."""
-        from .hashing import stable_hash
+        if self._input_hash is None:
+            from .hashing import stable_hash
 
-        return stable_hash(self.model_dump(mode="json", exclude={"metadata"}))
+            self._input_hash = stable_hash(self.model_dump(mode="json", exclude={"metadata"}))
+        return self._input_hash
 
 
 class SuiteDefaults(_Strict):

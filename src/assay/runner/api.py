@@ -127,12 +127,20 @@ def _task_source(suite: Suite, seed: int, keep: Callable[[Task], bool]) -> TaskS
 
 def _jobs(info: RunInfo, suite: Suite, tasks: TaskSource, done: set[tuple[str, int]]) -> Iterator[TrialJob]:
     override = info.settings.get("limits") or {}
+    cache: dict[str, Limits] = {}
+
+    def limits_of(task: Task) -> Limits:  # most tasks share the suite's limits: build them once
+        key = repr(task.limits)
+        if key not in cache:
+            cache[key] = suite.limits_for(task).merged(override)
+        return cache[key]
+
     for task, trial in plan_trials(tasks, info.trials_per_task, info.seed, done):
         yield TrialJob(
             run_id=info.run_id,
             task=task,
             trial=trial,
-            limits=suite.limits_for(task).merged(override),
+            limits=limits_of(task),
             config=info.config,
             suite_name=info.suite_name,
             suite_version=info.suite_version,
@@ -267,12 +275,12 @@ async def run_async(
         with use_cassette(cassette):
             await runner.execute(_jobs(info, loaded, tasks, done), writer.add)
     except BaseException:
-        writer.flush()  # what finished is kept
+        writer.close()  # what finished is kept
         st.set_status(info.run_id, "interrupted")
         raise
     finally:
         flusher.cancel()
-    writer.flush()
+    writer.close()
     st.set_status(info.run_id, "finished")
     return Run.load(info.run_id, st)
 

@@ -248,7 +248,7 @@ async def run_trial(job: TrialJob) -> TrialResult:
             )
         )
         conv = _Conversation(job, env, agent, user, tracer, meter)
-        await asyncio.wait_for(conv.run(), timeout=job.limits.timeout_s)
+        await _within(conv.run(), job.limits.timeout_s)
     except _Stop as stop:
         termination, error, root_cause = stop.termination, stop.error, stop.root_cause
     except (asyncio.TimeoutError, TimeoutError):
@@ -317,6 +317,17 @@ async def run_trial(job: TrialJob) -> TrialResult:
         outcome=outcome,
         **_usage_fields(meter),
     )
+
+
+async def _within(coro: Any, seconds: float) -> None:
+    """Run ``coro`` with a deadline, in the current task when the runtime allows it
+    (``asyncio.timeout``, Python 3.11+) rather than in a new one."""
+    timeout = getattr(asyncio, "timeout", None)
+    if timeout is None:  # Python 3.10
+        await asyncio.wait_for(coro, seconds)
+        return
+    async with timeout(seconds):
+        await coro
 
 
 def _llm_span(tracer: Tracer, record: CallRecord, epoch: float) -> None:

@@ -1,10 +1,10 @@
-"""Writing finished trials to the store in small batches.
+"""Writing finished trials to the store in small batches, off the event loop.
 
 A trial is committed at most ``max_delay`` seconds after it finished (sooner when
-``batch`` trials are waiting), each batch in one transaction. Batching removes most of
-the per-trial cost of a commit; a crash loses at most the trials that finished in the
-last ``max_delay`` seconds, which a resume runs again (same seeds, same results):
-none is lost from the plan, none is ever duplicated.
+``batch`` trials are waiting), each batch in one transaction, in a background thread
+so the event loop keeps running trials while SQLite writes. A crash loses at most the
+trials that finished in the last ``max_delay`` seconds, which a resume runs again (same
+seeds, same results): none is lost from the plan, none is ever duplicated.
 """
 
 from __future__ import annotations
@@ -12,12 +12,18 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..core.results import TrialResult
 from ..store.store import Store
 
 
 class TrialWriter:
+    """Batches finished trials into store transactions.
+
+    ``on_written`` is called once per trial after its batch committed, from the writer
+    thread (calls are never concurrent with each other)."""
+
     def __init__(
         self,
         store: Store,
@@ -25,6 +31,7 @@ class TrialWriter:
         batch: int = 64,
         max_delay: float = 0.05,
         on_written: Callable[[TrialResult], None] | None = None,
+        background: bool = True,
     ):
         self.store = store
         self.batch = batch
@@ -32,6 +39,8 @@ class TrialWriter:
         self.on_written = on_written
         self._pending: list[TrialResult] = []
         self._oldest = 0.0
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="assay-writer") if background else None
+        self._inflight: list[Future[None]] = []
 
     def add(self, result: TrialResult) -> None:
         if not self._pending:
@@ -40,14 +49,41 @@ class TrialWriter:
         if len(self._pending) >= self.batch or time.monotonic() - self._oldest >= self.max_delay:
             self.flush()
 
-    def flush(self) -> None:
-        pending, self._pending = self._pending, []
-        if not pending:
-            return
-        self.store.write_trials(pending)
+    def _write(self, batch: list[TrialResult]) -> None:
+        self.store.write_trials(batch)
         if self.on_written is not None:
-            for result in pending:
+            for result in batch:
                 self.on_written(result)
+
+    def flush(self) -> None:
+        """Hand what waits to the writer thread (or write it now without one)."""
+        batch, self._pending = self._pending, []
+        self._check()
+        if not batch:
+            return
+        if self._pool is None:
+            self._write(batch)
+        else:
+            self._inflight.append(self._pool.submit(self._write, batch))
+
+    def _check(self) -> None:
+        """Re-raise the error of a failed write, so a broken store stops the run."""
+        still = []
+        for future in self._inflight:
+            if future.done():
+                future.result()
+            else:
+                still.append(future)
+        self._inflight = still
+
+    def close(self) -> None:
+        """Write everything that waits and wait until it is committed."""
+        self.flush()
+        for future in self._inflight:
+            future.result()
+        self._inflight = []
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
 
     async def run(self) -> None:
         """Flush whatever waits, every ``max_delay`` seconds, until cancelled."""

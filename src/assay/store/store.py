@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, func, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.pool import StaticPool
 
 from ..core.results import RunInfo, TaskMeta, TrialResult
@@ -34,13 +35,6 @@ from .codec import (
 from .frames import load_extras, load_frame
 
 DEFAULT_STORE = ".assay/assay.db"
-
-# statements built once: SQLAlchemy then reuses their compiled form for every trial
-_INSERT_TRIAL = schema.trials.insert()
-_INSERT_GRADE = schema.grades.insert()
-_INSERT_TRANSCRIPT = schema.transcripts.insert()
-_INSERT_METRIC = schema.trial_metrics.insert()
-_INSERT_USAGE = schema.trial_usage.insert()
 
 
 def resolve_url(store: str | os.PathLike[str] | None = None) -> str:
@@ -83,7 +77,19 @@ class Store:
             raise SpecError(f"store {self.url!r} is not a usable database URL ({exc})") from None
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        schema.metadata.create_all(self.engine)
+        self._create_schema()
+
+    def _create_schema(self) -> None:
+        """Create missing tables. Several processes may open a new store at once: the
+        loser of a CREATE TABLE race retries and then finds the tables there."""
+        for attempt in range(5):
+            try:
+                schema.metadata.create_all(self.engine)
+                return
+            except OperationalError as exc:
+                if "already exists" not in str(exc) or attempt == 4:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
     def close(self) -> None:
         self.engine.dispose()
@@ -220,25 +226,30 @@ class Store:
         rows = [_rows(r) for r in results]
         try:
             with self.engine.begin() as conn:
-                conn.execute(_INSERT_TRIAL, [r[0] for r in rows])
-                grades = [g for r in rows for g in r[1]]
-                if grades:
-                    conn.execute(_INSERT_GRADE, grades)
-                transcripts = [r[2] for r in rows if r[2] is not None]
-                if transcripts:
-                    conn.execute(_INSERT_TRANSCRIPT, transcripts)
-                metric_rows = [m for r in rows for m in r[3]]
-                if metric_rows:
-                    conn.execute(_INSERT_METRIC, metric_rows)
-                usage_rows = [u for r in rows for u in r[4]]
-                if usage_rows:
-                    conn.execute(_INSERT_USAGE, usage_rows)
+                self._insert(conn, schema.trials, [r[0] for r in rows])
+                self._insert(conn, schema.grades, [g for r in rows for g in r[1]])
+                self._insert(conn, schema.transcripts, [r[2] for r in rows if r[2] is not None])
+                self._insert(conn, schema.trial_metrics, [m for r in rows for m in r[3]])
+                self._insert(conn, schema.trial_usage, [u for r in rows for u in r[4]])
             return len(results)
         except IntegrityError:
             if len(results) == 1:
                 return 0
         # some were already there (another writer): write the others one by one
         return sum(self.write_trials([r]) for r in results)
+
+    def _insert(self, conn: Any, table: Any, rows: list[dict[str, Any]]) -> None:
+        """Insert many rows. With positional DBAPI placeholders (SQLite, psycopg) the
+        statement goes straight to ``executemany``: per-row work stays in C."""
+        if not rows:
+            return
+        mark = {"qmark": "?", "format": "%s"}.get(self.engine.dialect.paramstyle)
+        if mark is None:
+            conn.execute(table.insert(), rows)
+            return
+        columns = list(rows[0])
+        sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
+        conn.exec_driver_sql(sql, [tuple(row[c] for c in columns) for row in rows])
 
     def load_results(self, run_id: str, task_id: str | None = None) -> list[TrialResult]:
         """Trial results of a run (without transcripts), in task and trial order."""
