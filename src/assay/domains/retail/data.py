@@ -216,6 +216,29 @@ def next_transfer_id(db: Database) -> str:
     return _next_id(db, "transfers", _TRANSFER_ID, "T")
 
 
+def order_record(
+    order_id: str,
+    user: dict[str, Any],
+    items: list[dict[str, Any]],
+    status: str,
+    created: date,
+    delivered: date | None,
+    refund_id: str | None = None,
+) -> dict[str, Any]:
+    """An order as the ``orders`` table holds it (shipped to the user's address)."""
+    return {
+        "order_id": order_id,
+        "user_id": user["user_id"],
+        "items": items,
+        "total": order_total(items),
+        "status": status,
+        "created_at": created.isoformat(),
+        "delivered_at": delivered.isoformat() if delivered else None,
+        "shipping_address": user["address"],
+        "refund_id": refund_id,
+    }
+
+
 def order_total(items: list[dict[str, Any]]) -> float:
     """Sum of price x quantity over an order's items."""
     return money(sum(float(i["price"]) * int(i["quantity"]) for i in items))
@@ -315,17 +338,7 @@ def generate(seed: int) -> Database:
     refunded = sorted((d for d in drafts if d[2] == "refunded"), key=lambda d: (d[6], d[0]))
     refund_ids = {d[0]: f"R-{n:04d}" for n, d in enumerate(refunded, start=1)}
     for order_id, user, status, created, delivered, items, refund_day in drafts:
-        order = {
-            "order_id": order_id,
-            "user_id": user["user_id"],
-            "items": items,
-            "total": order_total(items),
-            "status": status,
-            "created_at": created.isoformat(),
-            "delivered_at": delivered.isoformat() if delivered else None,
-            "shipping_address": user["address"],
-            "refund_id": refund_ids.get(order_id),
-        }
+        order = order_record(order_id, user, items, status, created, delivered, refund_ids.get(order_id))
         db.insert("orders", order)
         if order_id in refund_ids:
             assert refund_day is not None

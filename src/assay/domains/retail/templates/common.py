@@ -13,7 +13,7 @@ from ..data import (
     LAST_NAMES,
     make_address,
     money,
-    order_total,
+    order_record,
 )
 from ..data import next_refund_id as _next_refund_id
 
@@ -137,17 +137,7 @@ class Scenario:
         else:
             back = created_days_ago if created_days_ago is not None else rng.randint(0, 3)
             created = self.today - timedelta(days=back)
-        order = {
-            "order_id": order_id,
-            "user_id": user["user_id"],
-            "items": items,
-            "total": order_total(items),
-            "status": status,
-            "created_at": created.isoformat(),
-            "delivered_at": delivered.isoformat() if delivered else None,
-            "shipping_address": user["address"],
-            "refund_id": None,
-        }
+        order = order_record(order_id, user, items, status, created, delivered)
         if status == "refunded":
             refund_id = self.next_refund_id()
             order["refund_id"] = refund_id
