@@ -18,7 +18,7 @@ pytest.importorskip("fastapi")
 from assay.report.html import write_report
 from assay.server import create_app
 from assay.store import Store
-from tests.browser.conftest import shot
+from tests.browser.conftest import ROOT, shot
 from tests.server.support import serving, toy_runs
 from tests.server.synth import synth_run
 
@@ -190,3 +190,36 @@ def test_retail_careful_vs_hasty_report(page: Any, tmp_path: Path) -> None:
     page.wait_for_selector("#tx-overlay.open .transcript .step-tool")
     shot(page, "14-retail-hasty-transcript")
     assert all(u.startswith("file://") for u in page.requests), page.requests
+
+
+def test_labelling_screen_stores_blind_labels(page: Any, tmp_path: Path) -> None:
+    import importlib.util
+
+    from assay.store.labels import LabelStore
+
+    spec = importlib.util.spec_from_file_location(
+        "make_run", ROOT / "examples" / "calibration" / "make_run.py"
+    )
+    make_run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_run)
+    store = Store(tmp_path / "label.db")
+    make_run.build(store)
+    with serving(create_app(store)) as base:
+        page.goto(base + "/label")
+        assert page.locator("#label-runs tbody tr").count() == 1
+        page.click("#label-runs a.start")
+        page.fill("#labeller", "ana")
+        page.click("#start")
+        assert page.inner_text("#label-progress").startswith("0/40")
+        assert "judge" not in page.inner_text("#conversation").lower()  # blind: no verdict shown
+        page.check("input[name=verdict][value=pass]")
+        first_dimension = page.locator("fieldset input[type=radio]").first
+        first_dimension.check()
+        shot(page, "15-labelling")
+        page.click("#save")
+        page.wait_for_selector("#label-saved")
+        assert page.inner_text("#label-progress").startswith("1/40")
+        local_only(page)
+    labels = LabelStore(store).list("calibration-demo", labeller="ana")
+    assert {lb.dimension for lb in labels} >= {""} and len(labels) == 2
+    assert next(lb for lb in labels if lb.dimension == "").value == "pass"

@@ -17,6 +17,7 @@ from ..core.results import TrialResult
 from ..errors import AssayError
 from ..graders.calibration import TRIAL, GraderCalibration, calibrate
 from ..graders.files import GraderFileError
+from ..graders.judge import label_dimensions
 from ..graders.judge_prompt import render_transcript
 from ..graders.pairwise import judge_runs, write_battles
 from ..graders.rubric import load_rubric
@@ -35,19 +36,9 @@ def _default_labeller() -> str:
 
 
 def _dimensions(result: TrialResult, grader: str) -> list[tuple[str, list[str]]]:
-    """(dimension, allowed values) of a grader's grade, from its metrics."""
+    """(dimension, allowed values) of a grader's grade of this trial."""
     g = next((g for g in result.grades if g.grader == grader), None)
-    if g is None:
-        return []
-    lo, hi = int(g.metrics.get("scale_min", 1)), int(g.metrics.get("scale_max", 4))
-    dims = []
-    for key in g.metrics:
-        kind, _, name = key.partition(":")
-        if kind == "dim" and name:
-            dims.append((name, [str(v) for v in range(hi, lo - 1, -1)]))
-        elif kind == "pass" and name:
-            dims.append((name, ["pass", "fail"]))
-    return dims
+    return [] if g is None else label_dimensions(g)
 
 
 def _show_trial(st: Store, run_id: str, r: TrialResult) -> None:

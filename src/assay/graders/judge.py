@@ -181,6 +181,20 @@ class JudgeParams(Params):
     seed: int | None = None
 
 
+def label_dimensions(grade: GradeResult) -> list[tuple[str, list[str]]]:
+    """What a human labels for a judge's grade: each levelled dimension with its levels
+    (best first) and each pass/fail item, read from the grade's metrics."""
+    lo, hi = int(grade.metrics.get("scale_min", 1)), int(grade.metrics.get("scale_max", 4))
+    dims = []
+    for key in grade.metrics:
+        kind, _, name = key.partition(":")
+        if kind == "dim" and name:
+            dims.append((name, [str(v) for v in range(hi, lo - 1, -1)]))
+        elif kind == "pass" and name:
+            dims.append((name, ["pass", "fail"]))
+    return dims
+
+
 def answer_of(transcript: Transcript, target: str) -> str:
     """The part of a trial the judge grades: the final agent message, all of them, or all."""
     if target == "transcript":

@@ -1,9 +1,8 @@
 """The ``assay view`` application: FastAPI, server-rendered pages, a little JavaScript.
 
-Pages are registered as :class:`Page` entries (a router plus a navigation label), so a
-later screen - the human labelling screen for judge calibration, say - plugs in with
-``create_app(store, pages=[Page("Label", "/label", router)])`` or
-:func:`register_page`, without touching the pages here.
+Pages are registered as :class:`Page` entries (a router plus a navigation label): runs,
+comparison, rankings and the labelling screen for judge calibration; another screen
+plugs in with ``create_app(store, pages=[Page(...)])`` or :func:`register_page`.
 """
 
 from __future__ import annotations
@@ -94,7 +93,7 @@ def create_app(
     poll_seconds: float = 2.0,
 ) -> FastAPI:
     """The viewer over ``store``; ``votes`` (a votes file) feeds the ranking page."""
-    from . import api, compare_pages, rank_page
+    from . import api, compare_pages, label_page, rank_page
     from . import pages as run_pages
 
     st = store if isinstance(store, Store) else Store(store)
@@ -125,6 +124,7 @@ def create_app(
         Page("Runs", "/", run_pages.router),
         Page("Compare", "/compare", compare_pages.router),
         Page("Rankings", "/rank", rank_page.router),
+        Page("Label", "/label", label_page.router),
         *pages,
     ):
         register_page(app, page)

@@ -1,0 +1,103 @@
+"""The labelling screen: humans label trials a judge graded, blind to the judge's
+verdict, for ``assay calibrate`` (the same labels ``assay label`` stores)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from ..core.results import TrialResult
+from ..errors import AssayError
+from ..graders.judge import label_dimensions
+from ..graders.judge_prompt import render_transcript
+from ..store.labels import Label, LabelStore
+from .app import render
+
+router = APIRouter()
+
+
+def _judged(results: list[TrialResult]) -> dict[str, int]:
+    """Grader name -> trials it graded with a verdict (judge graders only)."""
+    counts: dict[str, int] = {}
+    for r in results:
+        for g in r.grades:
+            if g.kind == "judge" and not g.skipped:
+                counts[g.grader] = counts.get(g.grader, 0) + 1
+    return counts
+
+
+@router.get("/label", response_class=HTMLResponse)
+def pick(request: Request) -> HTMLResponse:
+    """Runs whose trials a judge graded, with how many are labelled."""
+    store = request.app.state.store
+    rows = []
+    for run in store.list_runs():
+        results = request.app.state.cache.get(run["run_id"]).run.results
+        for grader, n in sorted(_judged(results).items()):
+            labelled = {
+                (lb.task_id, lb.trial_index) for lb in LabelStore(store).list(run["run_id"], grader=grader)
+            }
+            rows.append({"run": run, "grader": grader, "graded": n, "labelled": len(labelled)})
+    return render(request, "label_pick.html", title="Label", rows=rows)
+
+
+@router.get("/label/{run_id}", response_class=HTMLResponse)
+def next_item(request: Request, run_id: str, grader: str, labeller: str = "", saved: int = 0) -> HTMLResponse:
+    """The next trial this labeller has not labelled for ``grader``."""
+    store = request.app.state.store
+    results = request.app.state.cache.get(run_id).run.results
+    graded = [r for r in results if any(g.grader == grader and not g.skipped for g in r.grades)]
+    if not graded:
+        raise AssayError(f"run {run_id} has no verdict of grader {grader!r} to label")
+    done = {
+        (lb.task_id, lb.trial_index)
+        for lb in LabelStore(store).list(run_id, grader=grader, labeller=labeller or None)
+    }
+    todo = [r for r in graded if (r.task_id, r.trial_index) not in done]
+    context: dict[str, Any] = {
+        "run_id": run_id,
+        "grader": grader,
+        "labeller": labeller,
+        "saved": saved,
+        "total": len(graded),
+        "left": len(todo),
+        "item": None,
+    }
+    if todo and labeller:
+        r = todo[0]
+        grade = next(g for g in r.grades if g.grader == grader)
+        transcript = store.load_transcript(run_id, r.task_id, r.trial_index)
+        context["item"] = {
+            "task_id": r.task_id,
+            "trial_index": r.trial_index,
+            "conversation": render_transcript(transcript) if transcript else "(no transcript stored)",
+            "dimensions": label_dimensions(grade),
+        }
+    return render(request, "label.html", title=f"Label {run_id}", **context)
+
+
+@router.post("/label/{run_id}")
+async def save(
+    request: Request,
+    run_id: str,
+    grader: str = Form(...),
+    labeller: str = Form(...),
+    task_id: str = Form(...),
+    trial_index: int = Form(...),
+    verdict: str = Form(...),
+    comment: str = Form(""),
+) -> RedirectResponse:
+    """Store a verdict and the per-dimension levels, then show the next trial."""
+    if not labeller.strip():
+        raise AssayError("give your name as labeller: labels are per person")
+    form = await request.form()
+    labels = [Label(task_id, trial_index, verdict, grader, "", labeller.strip(), comment)]
+    for key, value in form.items():
+        if key.startswith("dim:") and str(value) not in ("", "skip"):
+            labels.append(Label(task_id, trial_index, str(value), grader, key[4:], labeller.strip()))
+    LabelStore(request.app.state.store).add(run_id, labels)
+    query = urlencode({"grader": grader, "labeller": labeller.strip(), "saved": 1})
+    return RedirectResponse(f"/label/{run_id}?{query}", status_code=303)
