@@ -49,13 +49,13 @@ def toy(tmp_path_factory: pytest.TempPathFactory) -> Store:
 
 @pytest.fixture(scope="module")
 def url(toy: Store) -> Any:
-    label = APIRouter()
+    extra = APIRouter()
 
-    @label.get("/label", response_class=HTMLResponse)
-    def _label() -> str:
-        return "<p>labelling lives here</p>"
+    @extra.get("/extra", response_class=HTMLResponse)
+    def _extra() -> str:
+        return "<p>a screen of a plugin</p>"
 
-    app = create_app(toy, votes=VOTES, pages=[Page("Label", "/label", label)])
+    app = create_app(toy, votes=VOTES, pages=[Page("Extra", "/extra", extra)])
     with serving(app) as base:
         yield base
 
@@ -64,13 +64,15 @@ def test_runs_list_and_run_page(url: str) -> None:
     status, html = get(url + "/")
     assert status == 200
     assert 'href="/runs/careful"' in html and 'href="/runs/flaky"' in html
-    assert 'href="/label"' in html  # a registered screen shows in the navigation
+    assert 'href="/label"' in html and 'href="/extra"' in html  # registered screens are in the navigation
     status, html = get(url + "/runs/flaky")
     assert status == 200
     assert "success rate" in html and "95% CI" in html and "pass^3" in html
     assert "<svg" in html and "Capability × difficulty" in html
     assert 'id="task-table"' in html and 'id="trial-table"' in html
-    assert get(url + "/label") == (200, "<p>labelling lives here</p>")
+    assert get(url + "/extra") == (200, "<p>a screen of a plugin</p>")
+    status, html = get(url + "/label")
+    assert status == 200 and "No run in this store has judge verdicts yet" in html
 
 
 def test_task_and_trial_tables_page_filter_and_sort(url: str) -> None:
