@@ -13,7 +13,7 @@ from ..core.results import RunInfo, TrialResult
 from ..errors import AssayError, SuiteError
 from ..llm.cassette import Cassette
 from ..report.console import render_runs, render_summary, render_transcript, render_trials
-from ..runner.api import Run, run_async
+from ..runner.api import Run, pick_trial, run_async
 from ..runner.ray_executor import make_executor
 from ..store.store import Store
 from ..suites.loader import load_suite
@@ -326,15 +326,7 @@ def show(
         return
     st.get_run(run_id)
     results = st.load_results(run_id, task)
-    if not results:
-        raise AssayError(f"run {run_id} has no trials of task {task!r}")
-    if trial is None:
-        chosen = next((r for r in results if r.reward == 0), results[0])
-    else:
-        matching = [r for r in results if r.trial_index == trial]
-        if not matching:
-            raise AssayError(f"task {task!r} of run {run_id} has no trial {trial}")
-        chosen = matching[0]
+    chosen = pick_trial(results, run_id, task, trial)
     transcript = st.load_transcript(run_id, task, chosen.trial_index)
     if as_json:
         from pydantic import TypeAdapter

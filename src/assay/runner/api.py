@@ -101,6 +101,19 @@ class Run:
         }
 
 
+def pick_trial(results: list[TrialResult], run_id: str, task_id: str, trial: int | None) -> TrialResult:
+    """The trial of a task to show: the one asked for, else the first failure, else the
+    first; AssayError (one sentence) when there is none."""
+    if not results:
+        raise AssayError(f"run {run_id} has no trials of task {task_id!r}")
+    if trial is None:
+        return next((r for r in results if r.reward == 0), results[0])
+    for r in results:
+        if r.trial_index == trial:
+            return r
+    raise AssayError(f"task {task_id!r} of run {run_id} has no trial {trial}")
+
+
 def _jsonable(value: Any) -> Any:
     return value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
 

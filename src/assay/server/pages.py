@@ -8,10 +8,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from ..errors import AssayError
 from ..report.boxview import box_section
 from ..report.charts import loss_distributions
 from ..report.transcript_view import transcript_view
+from ..runner.api import pick_trial
 from .app import render
 from .data import LoadedRun, RunCache
 
@@ -62,15 +62,7 @@ def task_page(request: Request, run_id: str, task_id: str, trial: int | None = N
     """A task across its trials, and the transcript of one (default: the first failure)."""
     loaded = cache(request).get(run_id)
     results = [r for r in loaded.run.results if r.task_id == task_id]
-    if not results:
-        raise AssayError(f"run {run_id} has no trials of task {task_id!r}")
-    if trial is None:
-        chosen = next((r for r in results if r.reward == 0), results[0])
-    else:
-        matching = [r for r in results if r.trial_index == trial]
-        if not matching:
-            raise AssayError(f"task {task_id!r} of run {run_id} has no trial {trial}")
-        chosen = matching[0]
+    chosen = pick_trial(results, run_id, task_id, trial)
     tv = transcript_view(chosen, loaded.run.transcript(task_id, chosen.trial_index))
     meta = next((t for t in loaded.run.tasks if t.task_id == task_id), None)
     row = next((t for t in loaded.view["summary"]["tasks"] if t["task_id"] == task_id), None)

@@ -20,6 +20,16 @@ SCHEMA_VERSION = 1
 
 metadata = MetaData()
 
+
+def _of_trial() -> ForeignKeyConstraint:
+    """Rows that belong to one trial go when it goes."""
+    return ForeignKeyConstraint(
+        ["run_id", "task_id", "trial_index"],
+        ["trials.run_id", "trials.task_id", "trials.trial_index"],
+        ondelete="CASCADE",
+    )
+
+
 meta_table = Table(
     "assay_meta",
     metadata,
@@ -102,11 +112,7 @@ grades = Table(
     Column("version", String(64), nullable=False),
     Column("judge_model", String(200)),
     Column("metrics", Text, nullable=False),
-    ForeignKeyConstraint(
-        ["run_id", "task_id", "trial_index"],
-        ["trials.run_id", "trials.task_id", "trials.trial_index"],
-        ondelete="CASCADE",
-    ),
+    _of_trial(),
 )
 
 trial_metrics = Table(
@@ -117,11 +123,7 @@ trial_metrics = Table(
     Column("trial_index", Integer, primary_key=True),
     Column("name", String(100), primary_key=True),
     Column("value", Float, nullable=False),
-    ForeignKeyConstraint(
-        ["run_id", "task_id", "trial_index"],
-        ["trials.run_id", "trials.task_id", "trials.trial_index"],
-        ondelete="CASCADE",
-    ),
+    _of_trial(),
 )
 
 trial_usage = Table(
@@ -139,11 +141,7 @@ trial_usage = Table(
     Column("retries", Integer, nullable=False),
     Column("cached_calls", Integer, nullable=False),
     Column("missing_usage", Integer, nullable=False),
-    ForeignKeyConstraint(
-        ["run_id", "task_id", "trial_index"],
-        ["trials.run_id", "trials.task_id", "trials.trial_index"],
-        ondelete="CASCADE",
-    ),
+    _of_trial(),
 )
 
 transcripts = Table(
@@ -153,11 +151,7 @@ transcripts = Table(
     Column("task_id", String(300), primary_key=True),
     Column("trial_index", Integer, primary_key=True),
     Column("data", LargeBinary, nullable=False),
-    ForeignKeyConstraint(
-        ["run_id", "task_id", "trial_index"],
-        ["trials.run_id", "trials.task_id", "trials.trial_index"],
-        ondelete="CASCADE",
-    ),
+    _of_trial(),
 )
 
 labels = Table(
@@ -172,10 +166,6 @@ labels = Table(
     Column("value", String(50), nullable=False),  # "pass" | "fail" | a level ("4")
     Column("comment", Text, nullable=False, default=""),
     Column("created_at", String(40), nullable=False),
-    ForeignKeyConstraint(
-        ["run_id", "task_id", "trial_index"],
-        ["trials.run_id", "trials.task_id", "trials.trial_index"],
-        ondelete="CASCADE",
-    ),
+    _of_trial(),
 )
 """Human labels of trials or grades (pass/fail or per-dimension levels), see store/labels.py."""
