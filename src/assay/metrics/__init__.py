@@ -1,17 +1,38 @@
-"""Metrics: pure functions over trial results."""
+"""Metrics: pure functions over trial results, and the typed run summary."""
 
 from .frame import FrameExtras, TrialFrame
-from .passk import mean_over_tasks, pass_at_k, pass_hat_k
-from .summary import passk_curves, summarize, summarize_frame, task_counts
+from .summary import (
+    passk_curves,
+    passk_matrix,
+    run_header,
+    summarize,
+    summarize_frame,
+    summarize_run,
+    task_counts,
+)
+from .summary_model import (
+    SUMMARY_SCHEMA,
+    GroupStats,
+    Interval,
+    RunHeader,
+    RunSummary,
+    TaskRow,
+)
 
 __all__ = [
+    "SUMMARY_SCHEMA",
     "FrameExtras",
+    "GroupStats",
+    "Interval",
+    "RunHeader",
+    "RunSummary",
+    "TaskRow",
     "TrialFrame",
-    "mean_over_tasks",
-    "pass_at_k",
-    "pass_hat_k",
     "passk_curves",
+    "passk_matrix",
+    "run_header",
     "summarize",
     "summarize_frame",
+    "summarize_run",
     "task_counts",
 ]
