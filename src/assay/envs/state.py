@@ -9,7 +9,7 @@ ancestor only looks at the records either of them changed.
 
 Contract: records returned by :meth:`Database.get` and :meth:`Database.rows` are
 read-only (they may belong to a shared base); change state only through
-:meth:`insert`, :meth:`upsert`, :meth:`update` and :meth:`delete`.
+:meth:`insert`, :meth:`upsert`, :meth:`update`, :meth:`put` and :meth:`delete`.
 """
 
 from __future__ import annotations
@@ -143,8 +143,8 @@ class Database:
     """Tables of records. ``keys`` names each table's primary-key field.
 
     Records are plain JSON-able dicts, read with :meth:`get` / :meth:`rows` (read-only)
-    and changed only through :meth:`insert`, :meth:`upsert`, :meth:`update` and
-    :meth:`delete`, so the state stays consistent, isolated and diffable.
+    and changed only through :meth:`insert`, :meth:`upsert`, :meth:`update`, :meth:`put`
+    and :meth:`delete`, so the state stays consistent, isolated and diffable.
     """
 
     __slots__ = ("_layer", "keys")
@@ -208,6 +208,14 @@ class Database:
         if old is None:
             raise KeyError(f"{table} {key} does not exist")
         stored = {**old, **fields}
+        self._write(table, str(key), stored)
+        return stored
+
+    def put(self, table: str, key: str, record: Record) -> Record:
+        """Store ``record`` under ``key`` as it is (insert or replace the whole record);
+        for records addressed by key rather than by a primary-key field."""
+        self._check(table)
+        stored = dict(record)
         self._write(table, str(key), stored)
         return stored
 
