@@ -299,7 +299,9 @@ def _path_text(path: list[str | int]) -> str:
     return out
 
 
-def _field_changes(old: Any, new: Any, path: list[str | int], out: list[tuple[list[str | int], Any, Any]]) -> None:
+def _field_changes(
+    old: Any, new: Any, path: list[str | int], out: list[tuple[list[str | int], Any, Any]]
+) -> None:
     """Append ``(path, old, new)`` for every leaf that differs between two values: dicts
     are compared key by key (sorted), lists index by index (a longer list adds indices
     whose old value is None, a shorter one removes them), anything else as a whole."""

@@ -208,8 +208,8 @@ def evaluate(
     """tau2's ``evaluate_simulation`` (evaluation type ALL) without NL assertions."""
     criteria = task.evaluation_criteria
     if termination_reason not in STOPS:
-        note = f"Simulation terminated prematurely. Termination reason: {termination_reason}"
-        return Tau2Verdict(0.0, [], {}, None, [], None, None, note)
+        early = f"Simulation terminated prematurely. Termination reason: {termination_reason}"
+        return Tau2Verdict(0.0, [], {}, None, [], None, None, early)
     if criteria is None:
         return Tau2Verdict(1.0, [], {}, None, [], None, None, "No evaluation criteria")
     env = check_environment(domain, task, messages, source)
@@ -225,9 +225,10 @@ def evaluate(
         components["ACTION"] = _rate([c.met for c in actions or []])
     if "COMMUNICATE" in basis:
         components["COMMUNICATE"] = _rate([c.met for c in communicate or []])
-    reward: float | None = 1.0
+    product = 1.0
     for value in components.values():
-        reward *= value  # type: ignore[operator]
+        product *= value
+    reward: float | None = product
     note: str | None = None
     if "NL_ASSERTION" in basis:
         reward, note = None, "NL_ASSERTION is in the reward basis: a judge model is needed"

@@ -150,6 +150,7 @@ def apply_update(db: Database, spec: DbSpec, update: Mapping[str, Any]) -> None:
             rows = value if t.ordered else list(value.values())
             for old in [r[t.key] for r in db.rows(attr)]:
                 db.delete(attr, str(old))
+            db.snapshot()  # a layer boundary: the records put next come in the list's order
             for raw in rows:
                 record = normalize(t.model, raw)
                 db.put(attr, str(record[t.key]), record)
