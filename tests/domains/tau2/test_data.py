@@ -160,3 +160,15 @@ def test_message_history_is_replayed_and_checked(mock: Tau2Domain) -> None:
     with pytest.raises(Tau2DataError, match="message 2: replayed create_task returned"):
         mock.environment_for(bad).reset(0)
     assert isinstance(history[0], Message)
+
+
+def test_policies_come_from_the_data_folder(data_dir: Path, telecom: Tau2Domain, airline: Tau2Domain) -> None:
+    folder = data_dir / "domains" / "telecom"
+    assert telecom.policy.startswith("<main_policy>\n" + (folder / "main_policy.md").read_text())
+    assert (folder / "tech_support_manual.md").read_text() in telecom.policy
+    workflow = tau2_domain("telecom-workflow", data_dir)
+    assert (folder / "tech_support_workflow.md").read_text() in workflow.policy
+    assert workflow.name == "tau2-telecom-workflow" and workflow.loaded.base is not telecom.loaded.base
+    assert airline.policy == (data_dir / "domains" / "airline" / "policy.md").read_text()
+    with pytest.raises(Tau2DataError, match="'airline-workflow' is not ported"):
+        tau2_domain("airline-workflow", data_dir)

@@ -121,3 +121,18 @@ def test_initialization_data_merges_records_and_replaces_lists(mock: Tau2Domain,
     )
     env.reset(0)
     assert list(env.snapshot()["plans"]) == [plans[1]["plan_id"], plans[0]["plan_id"]]
+
+
+def test_assertions_hold_on_a_final_state_without_changing_it(telecom: Tau2Domain) -> None:
+    from assay.domains.tau2 import EnvAssertion, assertion_holds, load_tasks
+
+    task = next(t for t in load_tasks(telecom.loaded.tasks_path) if t.evaluation_criteria.env_assertions)  # type: ignore[union-attr]
+    env = telecom.task_environment(task)
+    final = env.snapshot()
+    checks = task.evaluation_criteria.env_assertions  # type: ignore[union-attr]
+    assert [assertion_holds(telecom, final, a) for a in checks] == [env.run_assertion(a) for a in checks]
+    assert assertion_holds(telecom, final.to_dict(), checks[0]) == assertion_holds(telecom, final, checks[0])
+    flipped = checks[0].model_copy(update={"assert_value": not checks[0].assert_value})
+    assert assertion_holds(telecom, final, flipped) != assertion_holds(telecom, final, checks[0])
+    assert final.hash() == env.snapshot().hash()
+    assert isinstance(flipped, EnvAssertion)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...envs.state import State, state_hash
+from ...envs.state import Database, Snapshot, State, state_hash
 from .domain import Tau2Domain
 from .environment import Tau2Environment
 from .store import DbSpec, table_order
@@ -154,6 +154,16 @@ def check_environment(
     return EnvironmentResult(db, checks, errors, predicted.snapshot(), gold.snapshot())
 
 
+def assertion_holds(domain: Tau2Domain, state: State | Snapshot, assertion: EnvAssertion) -> bool:
+    """Whether an env assertion holds on a state (e.g. a trial's final state). A pure
+    function: ``state`` is not changed. tau2 synchronises the phone after each
+    assertion; that is idempotent on a synchronised state, so assertions may be checked
+    one by one, in any order."""
+    env = Tau2Environment(domain.loaded)
+    env.db = Database(domain.loaded.spec.keys, state)
+    return env.run_assertion(assertion)
+
+
 def check_communicate(task: Task, messages: list[Message]) -> list[CommunicateCheck] | None:
     """tau2's ``CommunicateEvaluator`` checks (None when there is nothing to check)."""
     infos = task.evaluation_criteria.communicate_info if task.evaluation_criteria is not None else None
@@ -257,6 +267,7 @@ __all__ = [
     "DbCheck",
     "EnvironmentResult",
     "Tau2Verdict",
+    "assertion_holds",
     "check_actions",
     "check_communicate",
     "check_environment",

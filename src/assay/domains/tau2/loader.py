@@ -113,7 +113,7 @@ def _load(
         digest.update(user_path.read_bytes())
         tables.update(tables_from_data(spec.user_db, read_data_file(user_path), str(user_path)))
     try:
-        policy = spec.policy(folder) if not name.endswith("-workflow") else spec.policy(folder, "workflow")  # type: ignore[call-arg]
+        policy = spec.policy(folder, "workflow") if name == "telecom-workflow" else spec.policy(folder)  # type: ignore[call-arg]
     except OSError as exc:
         raise Tau2DataError(f"{folder}: cannot read the {name} policy: {exc}") from None
     digest.update(policy.encode())

@@ -84,7 +84,7 @@ DOMAINS: tuple[str, ...] = tuple(_FACTORIES)
 def domain_spec(name: str) -> DomainSpec:
     """The spec of a ported domain (``telecom-workflow`` is telecom with tau2's
     workflow policy, chosen by the loader)."""
-    base = name.removesuffix("-workflow")
+    base = name.removesuffix("-workflow") if name == "telecom-workflow" else name
     factory = _FACTORIES.get(base)
     if factory is None:
         raise Tau2DataError(f"tau2 domain {name!r} is not ported; ported domains: {', '.join(DOMAINS)}")
