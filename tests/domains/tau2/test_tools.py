@@ -284,3 +284,31 @@ def test_mock_tools_and_user_inbox(mock: Tau2Domain) -> None:
         env.call("dismiss_notification", {}, for_="user")
     with pytest.raises(ToolError):
         env.call("dismiss_notification", {"notification_id": "nope"}, for_="user")
+
+
+def test_telecom_phone_texts(telecom: Tau2Domain) -> None:
+    env = env_of(telecom)
+    env.run_function(_fn("user", "break_vpn"))
+    assert env.call("check_vpn_status", {}, for_="user") == (
+        "VPN is ON and connected. Details: {'server_address': '192.168.1.1', 'protocol': 'OpenVPN', "
+        "'server_performance': <PerformanceLevel.POOR: 'poor'>}"
+    )
+    assert env.call("run_speed_test", {}, for_="user") == (
+        "Speed Test Result: 22.00 Mbps (Fair). "
+        "Connection is okay for web browsing and some standard definition streaming."
+    )
+    bad = env.call("set_network_mode_preference", {"mode": "6g"}, for_="user")
+    assert bad.startswith(
+        "Failed to set network mode: '6g' is not a valid option. "
+        "Please use one of: 4g_5g_preferred, 4g_only, 3g_only, 2g_only\nStatus Bar: "
+    )
+    assert env.call("set_network_mode_preference", {"mode": "3g_only"}, for_="user") == (
+        "Preferred Network Mode set to: 3g_only\n"
+        "Status Bar: 📶² Fair | 3G | 📱 Data Enabled | 🔒 VPN Connected | 🔋 80%"
+    )
+    assert env.call(
+        "grant_app_permission", {"app_name": "browser", "permission": "Camera"}, for_="user"
+    ).startswith(
+        "Error. Permission 'camera' not tracked for app 'browser', available permissions: "
+        "['sms', 'storage', 'phone', 'network']\n"
+    )

@@ -1,6 +1,7 @@
 """tau2's telecom domain, user side (``TelecomUserTools``): the simulated phone the
-user operates (dual control), its non-tool functions used by task initialization, and
-its assertions.
+user operates (dual control), how it behaves (network search, speed test, MMS), and the
+non-tool functions a task's initialization calls. The user's tools are in
+:mod:`.telecom_user`, the assertions in :mod:`.telecom_assertions`.
 
 The phone is the record ``user_db["device"]`` and the user's situation
 ``user_db["surroundings"]`` (see :mod:`.store`). One difference from tau2, which it
@@ -34,13 +35,6 @@ USER_DB_SPEC = DbSpec(
 
 PREFERENCES = [m.value for m in NetworkModePreference]
 DEFAULT_VPN = {"server_address": "192.168.1.1", "protocol": "OpenVPN", "server_performance": "excellent"}
-_PERFORMANCE_NAMES = {
-    "unknown": "UNKNOWN",
-    "poor": "POOR",
-    "fair": "FAIR",
-    "good": "GOOD",
-    "excellent": "EXCELLENT",
-}
 _SIGNAL_ICONS = {
     "none": "\U0001f4f5 No Signal",
     "poor": "\U0001f4f6\xb9 Poor",
