@@ -156,9 +156,9 @@ class TestsGrader(RuleGrader):
             self._write(root, p.answer.path, prefix + code + p.answer.suffix)
         for path, content in p.files.items():
             self._write(root, path, content)
-        f2p = self._run(root, p.fail_to_pass)
-        p2p = self._run(root, p.pass_to_pass)
-        return self._verdict(f2p, p2p)
+        ids = list(dict.fromkeys(r for r in [*p.fail_to_pass, *p.pass_to_pass] if isinstance(r, str)))
+        by_id = {o.test: o for o in run_pytest(self.sandbox, root, ids, self.limits, p.pytest_args)}
+        return self._verdict(self._run(root, p.fail_to_pass, by_id), self._run(root, p.pass_to_pass, by_id))
 
     @staticmethod
     def _write(root: Path, rel: str, content: str) -> None:
@@ -173,9 +173,8 @@ class TestsGrader(RuleGrader):
                 remove_workspace(here)
         materialize([{"path": rel, "content": content}], root)
 
-    def _run(self, root: Path, refs: list[TestRef]) -> list[TestOutcome]:
-        ids = [r for r in refs if isinstance(r, str)]
-        by_id = {o.test: o for o in run_pytest(self.sandbox, root, ids, self.limits, self.params.pytest_args)}
+    def _run(self, root: Path, refs: list[TestRef], by_id: dict[str, TestOutcome]) -> list[TestOutcome]:
+        """Outcomes of ``refs``: pytest ids from the one pytest run, scripts run now."""
         out = []
         for ref in refs:
             if isinstance(ref, str):
