@@ -87,7 +87,7 @@ def test_missing_ids_files_and_scripts() -> None:
 
 
 def test_hidden_files_replace_the_agents_own() -> None:
-    cheating = "def test_add():\n    pass\n\n\ndef test_add_zero():\n    pass\n\n\ndef test_mul():\n    pass\n"
+    cheating = "".join(f"def {name}():\n    pass\n\n\n" for name in ("test_add", "test_add_zero", "test_mul"))
     params = {**PARAMS, "files": {"tests/test_calc.py": TESTS}}
     result = grade(params, {"calc.py": CALC_BUGGY, "tests/test_calc.py": cheating})
     assert result.passed is False

@@ -80,9 +80,9 @@ def test_pass_at_k_equals_human_evals_estimator_on_random_counts() -> None:
         c = [rng.randint(0, m) for m in n]
         k = rng.randint(1, min(n))
         theirs = evaluation.estimate_pass_at_k(np.array(n), np.array(c), k)
-        ours = [pass_at_k(m, hits, k) for m, hits in zip(n, c)]
+        ours = [pass_at_k(m, hits, k) for m, hits in zip(n, c, strict=True)]
         assert ours == pytest.approx(list(theirs), rel=1e-9, abs=1e-12)
-        mean, used = mean_over_tasks(zip(n, c), k, estimator=pass_at_k)
+        mean, used = mean_over_tasks(zip(n, c, strict=True), k, estimator=pass_at_k)
         assert used == tasks and mean == pytest.approx(float(theirs.mean()), rel=1e-9, abs=1e-12)
         _, at = passk_matrix(n, c, k)
         assert list(at[:, k - 1]) == pytest.approx(list(theirs), rel=1e-9, abs=1e-12)

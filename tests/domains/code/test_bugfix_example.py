@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.fake_llm_server import FakeLLMServer, FakeToolCall, Reply, to_messages
 
 import assay
 from assay.domains.code.agents import BugfixReference
 from assay.envs.sandbox.bwrap import find_bwrap
 from assay.store import Store
 from assay.suites import load_suite
+from tests.support.fake_llm_server import FakeLLMServer, FakeToolCall, Reply, to_messages
 
 pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap is not installed")
 EXAMPLE = Path(__file__).parents[3] / "examples" / "coding-bugfix"

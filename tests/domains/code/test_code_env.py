@@ -68,7 +68,7 @@ def test_tool_misuse_is_a_tool_error_for_the_agent() -> None:
     for args in ({"path": "../outside.txt", "content": "x"}, {"path": "/etc/x", "content": "x"}):
         with pytest.raises(ToolError, match="relative path inside the workspace"):
             env.call("write_file", args)
-    with pytest.raises(ToolError, match="cannot read missing.py"):
+    with pytest.raises(ToolError, match=r"cannot read missing\.py"):
         env.call("read_file", {"path": "missing.py"})
     slow = env.call("run_command", {"command": "sleep 30", "timeout_s": 1})
     assert slow.startswith("timed out after")

