@@ -99,7 +99,9 @@ def run_pytest(
             TestOutcome(i, False, f"{why}: {tail}" if tail and not result.timed_out else why) for i in ids
         ]
     if result.exit_code == USAGE_ERROR:
-        return [TestOutcome(i, False, "not found") for i in ids]
+        output = result.stdout + result.stderr
+        detail = "not found" if "not found" in output else f"pytest usage error: {_last_line(output)}"
+        return [TestOutcome(i, False, detail) for i in ids]
     return [_aggregate(i, outcomes) for i in ids]
 
 

@@ -279,9 +279,9 @@ async def run_trial(job: TrialJob) -> TrialResult:
             try:
                 grades = await grade_trial(graders, task, transcript, outcome)
             except HarnessError as exc:  # e.g. the sandbox a grader runs tests in cannot start
-                termination, root_cause = "harness_error", getattr(exc, "root_cause", "HARNESS")
-                error = outcome.error = f"{type(exc).__name__}: {exc}"
-                outcome.termination = termination
+                ended = _classify(exc, "grader")
+                termination, error, root_cause = ended.termination, ended.error, ended.root_cause
+                outcome.termination, outcome.error = termination, error
         tracer.end(span)
     latency = tracer.close()
     reward = reward_of(termination, grades)

@@ -145,3 +145,15 @@ def test_cli_import_and_run_all_164(tmp_path: Path) -> None:
     assert (overall["trials"], overall["successes"], overall["excluded"]) == (164, 164, 0)
     assert overall["pass_at_k"]["1"] == 1.0
     assert time.monotonic() - started < 300
+
+
+def test_without_the_package_the_import_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def missing(name: str) -> str:
+        raise humaneval.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(humaneval.metadata, "version", missing)
+    with pytest.raises(humaneval.HumanEvalMissing, match=r"pip install 'assay\[code\]'"):
+        humaneval.import_humaneval(tmp_path)
+    assert not (tmp_path / "suite.yaml").exists()

