@@ -5,10 +5,8 @@ installs it); nothing here is mocked but the absence of bubblewrap."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
-import threading
 import time
 from pathlib import Path
 
@@ -56,6 +54,18 @@ def test_exit_code_and_signal_are_told_apart(ws: Path) -> None:
     assert missing.exit_code == 127 and "cannot run" in missing.stderr
 
 
+def test_a_private_writable_tmp(ws: Path) -> None:
+    code = (
+        "import multiprocessing, os, tempfile\nmultiprocessing.Lock()  # needs /dev/shm\n"
+        "print(tempfile.mkstemp()[1].startswith('/tmp/'), os.environ['HOME'])"
+    )
+    result = Sandbox(FAST).run(py(code), ws)
+    assert result.stdout == "True /tmp\n", result.stderr
+    (ws / "test_tmp.py").write_text("def test_tmp(tmp_path):\n    (tmp_path / 'f').write_text('x')\n")
+    tested = Sandbox(FAST).run(["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_tmp.py"], ws)
+    assert tested.ok, tested.stdout + tested.stderr
+
+
 def test_stdin_is_passed(ws: Path) -> None:
     result = Sandbox(FAST).run(py("import sys; print(sys.stdin.read().upper())"), ws, stdin="hello")
     assert result.stdout == "HELLO\n"
@@ -65,17 +75,8 @@ def test_no_network_not_even_the_hosts_loopback(ws: Path) -> None:
     """The sandbox has its own loopback: a server of the host on 127.0.0.1 is out of reach."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
-    server.listen(1)
+    server.listen(1)  # a connection would wait in the backlog, accepted or not
     port = server.getsockname()[1]
-    accepted: list[object] = []
-
-    def accept() -> None:
-        server.settimeout(5)
-        with contextlib.suppress(OSError):
-            accepted.append(server.accept())
-
-    thread = threading.Thread(target=accept)
-    thread.start()
     code = (
         "import socket\n"
         f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
@@ -84,11 +85,12 @@ def test_no_network_not_even_the_hosts_loopback(ws: Path) -> None:
         "except OSError as e:\n    print('blocked:', e)\n"
     )
     result = Sandbox(FAST).run(py(code), ws)
+    server.setblocking(False)
+    with pytest.raises(BlockingIOError):
+        server.accept()  # nothing arrived
     server.close()
-    thread.join()
     assert result.ok, result.stderr
     assert "REACHED" not in result.stdout and result.stdout.count("blocked:") == 2
-    assert accepted == []
 
 
 def test_system_is_read_only_and_the_host_is_not_visible(ws: Path, tmp_path: Path) -> None:
@@ -206,3 +208,16 @@ def _processes_running(needle: str) -> list[int]:
         if needle in cmdline and "pytest" not in cmdline:
             found.append(int(entry.name))
     return found
+
+
+def test_extra_read_only_folders(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "data.txt").write_text("shared data")
+    code = f"print(open({str(shared / 'data.txt')!r}).read())\nopen({str(shared / 'new.txt')!r}, 'w')"
+    monkeypatch.setenv(runner.RO_PATHS_ENV, str(shared))
+    result = Sandbox(FAST).run(py(code), ws)
+    assert result.stdout == "shared data\n" and "Read-only file system" in result.stderr
+    assert not (shared / "new.txt").exists()
+    hidden = Sandbox(FAST, ro_paths=[]).run(py(code), ws)
+    assert "FileNotFoundError" in hidden.stderr

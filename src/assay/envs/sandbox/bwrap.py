@@ -2,10 +2,11 @@
 
 Inside the sandbox the command sees a read-only system (``/usr`` and the merged-usr
 links, a few harmless files of ``/etc``, the Python interpreter and its virtual
-environment), a fresh ``/proc``, a minimal ``/dev``, a private ``/tmp`` (tmpfs), and
+environment), a fresh ``/proc``, a minimal ``/dev`` (with a private ``/dev/shm``), a
+private ``/tmp`` (tmpfs), and
 its workspace, read-write, at ``/workspace``. Nothing else of the host exists there:
 no home directories, no ``/root``, no project checkout, no host ``/tmp``. There is no
-network (an empty network namespace: only a loopback that is down), no view of the
+network (an empty network namespace: only its own loopback), no view of the
 host's processes (own PID namespace, killed as a whole when its first process ends),
 no IPC, its own hostname, a new session (no terminal injection).
 """
@@ -63,7 +64,7 @@ class BindPlan:
 
     def __init__(self) -> None:
         self.args: list[str] = []
-        self.dirs: set[str] = {"/"}
+        self.dirs: set[str] = {"/", "/tmp", "/proc", "/dev", "/dev/shm"}
         self.bound: list[str] = []
 
     def parents(self, dest: str) -> None:
@@ -126,8 +127,12 @@ def bwrap_argv(
     args = [bwrap, *NAMESPACES, "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     if drop_user:
         args += ["--unshare-user", "--disable-userns"]
+    # first the private /tmp and /dev/shm (world-writable, sticky), so binds below stay visible
+    size = str(tmp_bytes)
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+    args += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]  # POSIX semaphores
     args += plan.args
-    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp"]
     args += ["--bind", str(workspace), WORKSPACE, "--chdir", WORKSPACE, "--clearenv"]
     for key, value in env.items():
         args += ["--setenv", key, value]

@@ -245,6 +245,11 @@ class Sandbox:
             "LOGNAME": "sandbox",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONUNBUFFERED": "1",
+            # one thread per numeric library: thread pools sized to the host's cores would
+            # hit the process limit (threads count) on a big machine
+            "OMP_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
         }
         if helpers_on_path:
             environment["PYTHONPATH"] = self.helper_path(mode)
