@@ -6,7 +6,9 @@ from ..core.registry import Registry
 from .environment import NO_DOMAIN, Domain
 
 DOMAINS: Registry[Domain] = Registry(
-    "domain", "DOMAINS", {"retail": "assay.domains.retail:DOMAIN", "none": NO_DOMAIN}
+    "domain",
+    "DOMAINS",
+    {"retail": "assay.domains.retail:DOMAIN", "code": "assay.domains.code:DOMAIN", "none": NO_DOMAIN},
 )
 
 
