@@ -33,7 +33,7 @@ from ..core.task import Task
 from ..core.transcript import Transcript
 from ..envs.sandbox import Sandbox, SandboxLimits, clean_path, file_rows, materialize
 from ..envs.sandbox.workspace import new_workspace, remove_workspace
-from .base import Params, RuleGrader
+from .base import Grader, Params
 from .testrun import TestOutcome, run_pytest, run_script
 
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -120,7 +120,7 @@ def extract_code(texts: list[str], mode: str = "code") -> str | None:
     return texts[-1]
 
 
-class TestsGrader(RuleGrader):
+class TestsGrader(Grader[TestsParams]):
     kind = "tests"
     Params = TestsParams
     __test__ = False  # not a pytest test class
@@ -131,9 +131,7 @@ class TestsGrader(RuleGrader):
         self.limits = SandboxLimits().merged(timeout_s=p.timeout_s, memory_mb=p.memory_mb)
         self.sandbox = sandbox or Sandbox(self.limits)
 
-    async def grade(  # type: ignore[override]
-        self, task: Task, transcript: Transcript, outcome: Outcome
-    ) -> GradeResult:
+    async def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
         p = self.params
         code: str | None = None
         if p.answer is not None:
