@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli import assay_main
 from tests.support.fake_llm_server import FakeLLMServer
 from tests.support.scripted_brain import brain
 
@@ -228,3 +229,37 @@ def test_prompt_show_prints_what_the_model_sees() -> None:
         "refund_delivered_order",
         "cancel_pending_order",
     }
+
+
+def test_trials_lost_to_a_down_endpoint_run_again_on_resume(pricing: str, tmp_path: Path) -> None:
+    """The endpoint fails the first requests: those trials are harness errors (MODEL),
+    never the agent's; resumed once it answers, every trial is graded and the failed
+    attempts stay in the store and in the run's export."""
+    db = str(tmp_path / "s.db")
+    with FakeLLMServer(brain) as srv:
+        srv.schedule("503", "503", "503")
+        first = llm_run(
+            srv,
+            pricing,
+            store=db,
+            run_id="flaky-endpoint",
+            concurrency=1,
+            model_options={"max_retries": 0},
+        )
+        excluded = first.summary().excluded
+        assert excluded.by_root_cause == {"MODEL": 3} and excluded.by_termination == {"harness_error": 3}
+        assert not [r for r in first.results if r.root_cause == "AGENT"]
+        with pytest.raises(assay.AssayError, match="'rpm' can be given again only when it is a credential"):
+            assay.resume("flaky-endpoint", store=db, retry_errors=True, secrets={"model_options": {"rpm": 1}})
+        resumed = assay.resume(
+            "flaky-endpoint", store=db, retry_errors=True, secrets={"model_options": {"api_key": "test"}}
+        )
+    summary = resumed.summary()
+    assert summary.excluded.trials == 0 and summary.overall.trials == first.info.planned_trials
+    assert summary.run is not None and summary.run.retried_attempts == 3
+    attempts = resumed.store.load_attempts("flaky-endpoint")
+    assert [n for n, _ in attempts] == [1, 1, 1]
+    exported = tmp_path / "r.jsonl"
+    assert assay_main("export", "flaky-endpoint", "-o", str(exported), "--store", db).code == 0
+    kinds = [json.loads(line)["kind"] for line in exported.read_text().splitlines()]
+    assert kinds.count("attempt") == 3 and kinds.count("trial") == first.info.planned_trials

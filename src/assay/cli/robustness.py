@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ..core.spec import RunSpec
 from ..envs.registry import get_domain
 from ..errors import AssayError
 from ..runner import api
@@ -96,7 +97,10 @@ def robustness(
 
     Example: assay robustness retail -a builtin:retail-careful --faults get_order_details:timeout@0.3 -k 4
     """
-    spec = build_spec(suite, options)
+    _robustness(build_spec(suite, options), as_json)
+
+
+def _robustness(spec: RunSpec, as_json: bool) -> None:
     resolved = resolve(spec)  # checks the spec (and the fault plan's tools) before anything runs
     if not resolved.fault_plan:
         raise AssayError("give --faults PLAN_FILE or TOOL:KIND@RATE,...; the suite declares no faults")

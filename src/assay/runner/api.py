@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.results import RunInfo, TaskMeta, TrialResult
-from ..core.spec import RunSpec
+from ..core.spec import REDACTED, RunSpec
 from ..core.task import Limits, Task
 from ..core.transcript import Transcript
 from ..errors import AssayError, ResumeError
@@ -240,18 +240,21 @@ async def resume_async(
 
 
 def _with_secrets(spec: RunSpec, secrets: dict[str, dict[str, Any]]) -> RunSpec:
-    """The stored spec with credential options given again; only redacted ones may be."""
+    """The stored spec with credential options given again; only redacted ones may be.
+    A redacted credential not given again is left out (the client falls back to its
+    environment variable, e.g. ``OPENAI_API_KEY``)."""
     update: dict[str, Any] = {}
     for group in ("model_options", "judge_options"):
         given = secrets.get(group) or {}
         stored: dict[str, Any] = getattr(spec, group)
         for key, value in given.items():
-            if stored.get(key) != "<redacted>" and stored.get(key) != value:
+            if stored.get(key) != REDACTED and stored.get(key) != value:
                 raise ResumeError(
                     f"--resume keeps the run's own settings; {group} {key!r} can be given again only "
                     "when it is a credential the store did not keep"
                 )
-        update[group] = {**stored, **given}
+        kept = {k: v for k, v in stored.items() if v != REDACTED}
+        update[group] = {**kept, **given}
     return spec.model_copy(update=update)
 
 
