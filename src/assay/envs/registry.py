@@ -6,7 +6,13 @@ from ..core.registry import Registry
 from .environment import NO_DOMAIN, Domain
 
 DOMAINS: Registry[Domain] = Registry(
-    "domain", "DOMAINS", {"retail": "assay.domains.retail:DOMAIN", "none": NO_DOMAIN}
+    "domain",
+    "DOMAINS",
+    {
+        "retail": "assay.domains.retail:DOMAIN",
+        "tau2-banking-kb": "assay.domains.tau2.banking_knowledge:DOMAIN",
+        "none": NO_DOMAIN,
+    },
 )
 
 

@@ -29,6 +29,11 @@ GRADERS: Registry[Any] = Registry(
         "skill_routing": "assay.graders.routing:SkillRoutingGrader",
         "safety": "assay.graders.routing:SafetyGrader",
         "structured": "assay.graders.structured:StructuredGrader",
+        "retrieval": "assay.graders.rag:RetrievalGrader",
+        "citations": "assay.graders.rag:CitationsGrader",
+        "groundedness": "assay.graders.rag_generation:GroundednessGrader",
+        "faithfulness": "assay.graders.rag_generation:FaithfulnessGrader",
+        "answer_correctness": "assay.graders.rag_generation:AnswerCorrectnessGrader",
     },
 )
 

@@ -17,6 +17,7 @@ from ..errors import AssayError, ResumeError
 from ..llm.cassette import Cassette, use_cassette
 from ..llm.spec import PROVIDERS, parse_spec
 from ..metrics.frame import TrialFrame
+from ..metrics.rag_summary import RAG_STAGES, rag_summary
 from ..metrics.summary import summarize_frame
 from ..store.store import Store, now_iso
 from ..suites.instantiate import instantiate, iter_instances
@@ -72,9 +73,11 @@ class Run:
         return self.store.load_transcript(self.run_id, task_id, trial_index)
 
     def summary(self) -> dict[str, Any]:
-        """The run's summary: the same content ``assay run --json`` prints."""
+        """The run's summary: the same content ``assay run --json`` prints (with a
+        ``rag`` section when the suite has RAG graders: :func:`rag_summary`)."""
         info = self.info
         frame = self.frame()
+        rag = rag_summary(self.store.load_grade_rows(self.run_id, RAG_STAGES))
         return {
             "schema": "assay.run-summary/1",
             "run": {
@@ -98,6 +101,7 @@ class Run:
                 "versions": info.versions,
             },
             **summarize_frame(frame, self.store.load_extras(self.run_id), self.tasks, info.trials_per_task),
+            **({"rag": rag} if rag is not None else {}),
         }
 
 

@@ -3,13 +3,16 @@ materialising one object per trial (see :mod:`assay.metrics.frame`)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 from sqlalchemy import Engine, and_, case, exists, func, select, text
 
 from ..metrics.frame import USAGE_FIELDS, FrameExtras, TrialFrame, by_count
+from ..metrics.rag_summary import GradeRow
 from . import schema
 
 _FRAME_SQL = """
@@ -136,3 +139,19 @@ def load_extras(engine: Engine, run_id: str) -> FrameExtras:
         usage_by_role=dict(sorted(by_role.items())),
         failures={task: by_count(c) for task, c in failures.items()},
     )
+
+
+def load_grade_rows(engine: Engine, run_id: str, kinds: Iterable[str]) -> list[GradeRow]:
+    """The grades of the given kinds (e.g. the RAG kinds) with their metrics, in task
+    and trial order: what :func:`assay.metrics.rag_summary.rag_summary` reads."""
+    g = schema.grades
+    query = (
+        select(g.c.task_id, g.c.trial_index, g.c.grader, g.c.kind, g.c.passed, g.c.skipped, g.c.metrics)
+        .where(g.c.run_id == run_id, g.c.kind.in_(sorted(set(kinds))))
+        .order_by(g.c.task_id, g.c.trial_index, g.c.position)
+    )
+    with engine.connect() as conn:
+        return [
+            GradeRow(task, trial, grader, kind, passed, bool(skipped), json.loads(metrics))
+            for task, trial, grader, kind, passed, skipped, metrics in conn.execute(query)
+        ]

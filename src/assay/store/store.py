@@ -23,6 +23,7 @@ from ..core.results import RunInfo, TaskMeta, TrialResult
 from ..core.transcript import Transcript
 from ..errors import RunNotFound, SpecError
 from ..metrics.frame import USAGE_FIELDS, FrameExtras, TrialFrame
+from ..metrics.rag_summary import GradeRow
 from . import schema
 from .codec import (
     decode_record,
@@ -32,7 +33,7 @@ from .codec import (
     grade_from_row,
     grade_row,
 )
-from .frames import load_extras, load_frame
+from .frames import load_extras, load_frame, load_grade_rows
 
 DEFAULT_STORE = ".assay/assay.db"
 
@@ -273,6 +274,10 @@ class Store:
     def load_extras(self, run_id: str) -> FrameExtras:
         """Grader, process-metric, usage and failure aggregates of a run (SQL)."""
         return load_extras(self.engine, run_id)
+
+    def load_grade_rows(self, run_id: str, kinds: Iterable[str]) -> list[GradeRow]:
+        """A run's grades of the given kinds with their metrics (for the RAG summary)."""
+        return load_grade_rows(self.engine, run_id, kinds)
 
     def load_transcript(self, run_id: str, task_id: str, trial_index: int) -> Transcript | None:
         tr = schema.transcripts
