@@ -18,6 +18,7 @@ from assay.core.results import TrialResult
 from assay.envs import ToolDomain, Toolkit
 from assay.graders import GraderSettings, build_grader, check_grader_spec
 from assay.graders.rag_sources import Doc, SourceParams, parse_tool_output, rag_answer, retrieved_docs
+from assay.graders.registry import is_judge_kind
 from assay.metrics import grade_rows, rag_summary
 from assay.metrics import rag as metrics
 
@@ -257,6 +258,8 @@ async def test_faithfulness_judges_the_answer_against_the_retrieved_documents():
     assert QUESTION in prompt
     skipped = await grade("faithfulness", None, transcript(answer, [CARD]))
     assert skipped.skipped and "no judge" in skipped.reason
+    # its grades are judge grades: humans label them and `assay calibrate` checks them
+    assert is_judge_kind("faithfulness") and is_judge_kind("judge") and not is_judge_kind("groundedness")
 
 
 # a run mixing retrieval and generation failures ------------------------------------------

@@ -38,6 +38,18 @@ GRADERS: Registry[Any] = Registry(
 )
 
 
+def is_judge_kind(kind: str) -> bool:
+    """Whether grades of ``kind`` come from an LLM judge (``judge`` and kinds built on
+    it, such as ``faithfulness``): those are labelled by humans and calibrated."""
+    from .judge import JudgeGrader
+
+    try:
+        cls = GRADERS.get(kind)
+    except (KeyError, ImportError, AttributeError):
+        return False
+    return isinstance(cls, type) and issubclass(cls, JudgeGrader)
+
+
 def build_grader(spec: GraderSpec, domain: Domain, settings: GraderSettings | None = None) -> Grader:
     """The grader a spec describes, for a domain, with the run's grader settings."""
     cls = GRADERS.get(spec.kind)
