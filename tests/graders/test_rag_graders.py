@@ -149,6 +149,9 @@ def test_retrieval_params_are_checked():
     assert check_grader_spec(GraderSpec.model_validate({"retrieval": {"gold": []}}), DOMAIN, task)
     bad_metric = GraderSpec.model_validate({"retrieval": {"gold": ["a"], "pass_if": {"recal@5": 1}}})
     assert "unknown metric" in check_grader_spec(bad_metric, DOMAIN, task)[0][1]
+    for kind, params in (("citations", {"pattern": "("}), ("groundedness", {"id_pattern": "["})):
+        problems = check_grader_spec(GraderSpec.model_validate({kind: params}), DOMAIN, task)
+        assert len(problems) == 1 and "not a valid regular expression" in problems[0][1]
     bad_tool = GraderSpec.model_validate({"retrieval": {"gold": ["a"], "tools": ["KB_search"]}})
     assert check_grader_spec(bad_tool, DOMAIN, task) == [
         (

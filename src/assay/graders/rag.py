@@ -22,9 +22,10 @@ failures and generation failures are reported apart. Failures carry the category
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
 from ..core.results import GradeResult, Outcome
 from ..core.task import Task
@@ -87,7 +88,8 @@ class RetrievalGrader(RuleGrader):
             metrics.setdefault(name, metric_by_name(name, ids, p.gold, p.gain))
         metrics["retrieval_calls"] = float(found.calls)
         qrels = qrels_of(p.gold)
-        missing = [g for g in qrels if g not in set(ids)]
+        have = set(ids)
+        missing = [g for g in qrels if g not in have]
         short = [f"{n} {metrics[n]:.2f} < {b:g}" for n, b in p.pass_if.items() if metrics[n] < b - 1e-12]
         summary = (
             f"retrieved {len(qrels) - len(missing)} of {len(qrels)} gold documents in {len(ids)} "
@@ -120,15 +122,14 @@ class CitationsParams(SourceParams):
     min_accuracy: float = Field(1.0, ge=0, le=1)
     require: bool = True
 
-    @model_validator(mode="after")
-    def _pattern_compiles(self) -> CitationsParams:
-        import re
-
+    @field_validator("pattern")
+    @classmethod
+    def _pattern_compiles(cls, value: str) -> str:
         try:
-            re.compile(self.pattern)
+            re.compile(value)
         except re.error as exc:
             raise ValueError(f"pattern is not a valid regular expression: {exc}") from None
-        return self
+        return value
 
 
 class CitationsGrader(RuleGrader):
