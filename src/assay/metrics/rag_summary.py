@@ -4,8 +4,10 @@
 each kind to its stage) and returns, per stage, the pass rate and the mean of every
 metric the graders recorded (``recall@5``, ``mrr``, ``ndcg@10``, ``citation_accuracy``,
 ``support_share``, judge dimensions...) with a percentile bootstrap interval over tasks
-(whole tasks are resampled, so repeated trials of a task stay together); the failures
-located per trial (retrieval only, generation only, both); and a per-task table.
+(whole tasks are resampled, so repeated trials of a task stay together; one set of
+resamples for all figures: :func:`assay.stats.bootstrap.cluster_bootstrap_means`); the
+failures located per trial (retrieval only, generation only, both); and a per-task
+table.
 
 It is a pure function of :class:`GradeRow` values; :func:`grade_rows` makes them from
 in-memory results, the store from SQL (``Store.load_grade_rows``). Skipped grades (no
@@ -23,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..core.results import TrialResult
-from ..stats.bootstrap import bootstrap_ci
+from ..stats.bootstrap import cluster_bootstrap_means
 
 #: Grader kind -> the stage of a RAG pipeline it grades.
 RAG_STAGES: dict[str, str] = {
@@ -64,21 +66,6 @@ def _round(x: float) -> float:
     return round(float(x), 4)
 
 
-class _Interval:
-    def __init__(self, confidence: float, n_resamples: int, seed: int):
-        self.confidence, self.n_resamples, self.seed = confidence, n_resamples, seed
-
-    def __call__(self, values: list[float], tasks: list[str]) -> dict[str, Any]:
-        ci = bootstrap_ci(
-            np.asarray(values, dtype=float),
-            clusters=tasks,
-            n_resamples=self.n_resamples,
-            confidence=self.confidence,
-            seed=self.seed,
-        )
-        return {"mean": _round(ci.estimate), "ci": [_round(ci.low), _round(ci.high)], "n": len(values)}
-
-
 def _locate(retrieval: bool | None, generation: bool | None) -> str:
     """Where a trial failed: a stage is False when one of its decided grades failed."""
     if retrieval is None and generation is None:
@@ -91,6 +78,62 @@ def _locate(retrieval: bool | None, generation: bool | None) -> str:
     return "generation_only" if g_failed else "neither"
 
 
+Column = tuple[str, ...]
+
+
+@dataclass
+class _Table:
+    """Trials x columns (NaN where a trial has no value), rows in (task, trial) order."""
+
+    keys: list[tuple[str, int]]
+    columns: list[Column]
+    matrix: np.ndarray
+
+    @classmethod
+    def of(cls, cells: dict[tuple[str, int], dict[Column, float]]) -> _Table:
+        keys = sorted(cells)
+        columns = sorted({c for row in cells.values() for c in row})
+        where = {c: j for j, c in enumerate(columns)}
+        matrix = np.full((len(keys), len(columns)), np.nan)
+        for i, key in enumerate(keys):
+            for c, value in cells[key].items():
+                matrix[i, where[c]] = value
+        return cls(keys, columns, matrix)
+
+    def intervals(self, confidence: float, n_resamples: int, seed: int) -> dict[Column, dict[str, Any]]:
+        """Mean, interval and count of every column: one cluster bootstrap over tasks
+        for all columns (:func:`cluster_bootstrap_means`)."""
+        cis = cluster_bootstrap_means(
+            self.matrix, [k[0] for k in self.keys], n_resamples=n_resamples, confidence=confidence, seed=seed
+        )
+        counts = (~np.isnan(self.matrix)).sum(axis=0)
+        return {
+            c: {"mean": _round(ci.estimate), "ci": [_round(ci.low), _round(ci.high)], "n": int(counts[j])}
+            for j, (c, ci) in enumerate(zip(self.columns, cis, strict=True))
+            if ci is not None
+        }
+
+    def task_means(self) -> dict[str, dict[str, float]]:
+        """Per task, the mean of every metric column it has (``<grader>.<metric>``)."""
+        tasks = sorted({k[0] for k in self.keys})
+        code = {t: i for i, t in enumerate(tasks)}
+        rows = np.array([code[k[0]] for k in self.keys], dtype=np.intp)
+        metric = [j for j, c in enumerate(self.columns) if c[0] == "metric"]
+        values = self.matrix[:, metric]
+        present = ~np.isnan(values)
+        sums = np.zeros((len(tasks), len(metric)))
+        counts = np.zeros((len(tasks), len(metric)))
+        np.add.at(sums, rows, np.where(present, values, 0.0))
+        np.add.at(counts, rows, present)
+        with np.errstate(invalid="ignore"):
+            means = np.round(sums / counts, 4).tolist()
+        names = [f"{self.columns[j][1]}.{self.columns[j][2]}" for j in metric]
+        return {
+            t: {n: m for n, m, c in zip(names, means[i], counts[i], strict=True) if c}
+            for i, t in enumerate(tasks)
+        }
+
+
 def rag_summary(
     rows: Iterable[GradeRow],
     *,
@@ -101,50 +144,49 @@ def rag_summary(
 ) -> dict[str, Any] | None:
     """The RAG summary of a run's grade rows (see the module docstring); None when the
     rows hold no decided RAG grade."""
-    interval = _Interval(confidence, n_resamples, seed)
-    # (task, trial) -> stage -> list of passed; grader -> metric -> [(task, value)]
+    # (task, trial) -> stage -> verdicts; (task, trial) -> column -> value
     verdicts: dict[tuple[str, int], dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    table: dict[tuple[str, int], dict[Column, float]] = defaultdict(dict)
     graders: dict[str, dict[str, Any]] = {}
-    values: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
     for row in rows:
         stage = stages.get(row.kind)
         if stage is None or row.skipped or row.passed is None:
             continue
-        verdicts[(row.task_id, row.trial_index)][stage].append(bool(row.passed))
-        g = graders.setdefault(row.grader, {"kind": row.kind, "stage": stage, "passes": []})
-        g["passes"].append((row.task_id, float(row.passed)))
+        key = (row.task_id, row.trial_index)
+        verdicts[key][stage].append(bool(row.passed))
+        g = graders.setdefault(row.grader, {"kind": row.kind, "stage": stage, "trials": 0, "metrics": set()})
+        g["trials"] += 1
+        table[key][("pass", row.grader)] = float(row.passed)
         for name, value in row.metrics.items():
             if value == value:  # not NaN
-                values[(row.grader, name)].append((row.task_id, float(value)))
+                table[key][("metric", row.grader, name)] = float(value)
+                g["metrics"].add(name)
     if not verdicts:
         return None
-
-    def stat(pairs: list[tuple[str, float]]) -> dict[str, Any]:
-        return interval([v for _, v in pairs], [t for t, _ in pairs])
+    for key, v in verdicts.items():
+        for stage, passes in v.items():
+            table[key][("stage", stage)] = float(all(passes))
+    grid = _Table.of(table)
+    stats = grid.intervals(confidence, n_resamples, seed)
 
     out_stages: dict[str, Any] = {}
     for stage in STAGES:
-        trials = [(key, all(v[stage])) for key, v in sorted(verdicts.items()) if v.get(stage)]
-        block: dict[str, Any] = {"trials": len(trials), "passed": sum(ok for _, ok in trials)}
-        if trials:
-            passes = stat([(key[0], float(ok)) for key, ok in trials])
-            block["pass_rate"], block["pass_rate_ci"] = passes["mean"], passes["ci"]
-        block["graders"] = {}
-        for name, g in sorted(graders.items()):
-            if g["stage"] != stage:
-                continue
-            passes = stat(g["passes"])
-            block["graders"][name] = {
+        decided = [all(v[stage]) for v in verdicts.values() if v.get(stage)]
+        block: dict[str, Any] = {"trials": len(decided), "passed": sum(decided)}
+        if decided:
+            block["pass_rate"] = stats[("stage", stage)]["mean"]
+            block["pass_rate_ci"] = stats[("stage", stage)]["ci"]
+        block["graders"] = {
+            name: {
                 "kind": g["kind"],
-                "trials": len(g["passes"]),
-                "pass_rate": passes["mean"],
-                "pass_rate_ci": passes["ci"],
-                "metrics": {
-                    metric: stat(pairs)
-                    for (grader, metric), pairs in sorted(values.items())
-                    if grader == name
-                },
+                "trials": g["trials"],
+                "pass_rate": stats[("pass", name)]["mean"],
+                "pass_rate_ci": stats[("pass", name)]["ci"],
+                "metrics": {m: stats[("metric", name, m)] for m in sorted(g["metrics"])},
             }
+            for name, g in sorted(graders.items())
+            if g["stage"] == stage
+        }
         out_stages[stage] = block
 
     located: dict[str, int] = dict.fromkeys(LOCATIONS, 0)
@@ -162,12 +204,9 @@ def rag_summary(
         for stage, ok in (("retrieval", r), ("generation", gen)):
             if ok is not None:
                 entry[f"{stage}_passed"] = entry.get(f"{stage}_passed", 0) + int(ok)
-    sums: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for (grader, metric), pairs in values.items():
-        for task_id, value in pairs:
-            sums[(task_id, f"{grader}.{metric}")].append(value)
-    for (task_id, key), vs in sorted(sums.items()):
-        per_task[task_id].setdefault("metrics", {})[key] = _round(sum(vs) / len(vs))
+    for task_id, means in grid.task_means().items():
+        if means:
+            per_task[task_id]["metrics"] = means
     for entry in per_task.values():
         entry["failures"] = {k: n for k, n in entry["failures"].items() if n}
     return {
