@@ -92,6 +92,8 @@ def test_json_outputs_and_regex_ids():
     assert [(d.id, d.text) for d in docs] == [("a", "alpha"), ("b", "")]
     nested = json.dumps({"data": {"hits": [{"id": 7}]}})
     assert [d.id for d in parse_tool_output(nested, SourceParams(results_path="data.hits"))] == ["7"]
+    numeric = transcript("ok", [], output=lambda docs: nested)
+    assert grade("retrieval", {"gold": [7], "results_path": "data.hits"}, numeric).passed is True
     assert [d.id for d in parse_tool_output("see KB-12 and KB-9", SourceParams(id_pattern=r"KB-(\d+)"))] == [
         "12",
         "9",

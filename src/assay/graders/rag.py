@@ -42,6 +42,13 @@ class RetrievalParams(SourceParams):
     gain: Gain = "linear"
     pass_if: dict[str, float] = Field(default_factory=lambda: {"recall": 1.0})
 
+    @field_validator("gold", mode="before")
+    @classmethod
+    def _ids_as_text(cls, value: Any) -> Any:
+        if isinstance(value, list):  # numeric ids are ids too
+            return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+        return value
+
     @field_validator("gold")
     @classmethod
     def _some_relevant(cls, value: list[str] | dict[str, float]) -> list[str] | dict[str, float]:
