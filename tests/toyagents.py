@@ -18,7 +18,7 @@ class DepositAgent:
     def __init__(self, ctx: AgentContext):
         self.ctx = ctx
         self.delay = float(os.environ.get("TOY_AGENT_DELAY", "0"))
-        self.skip_confirm = ctx.options.get("skip_confirm", 0.0)
+        self.skip_confirm = ctx.params.get("skip_confirm", 0.0)
 
     async def respond(self, conversation: Sequence[Message], tools: Sequence[ToolSpec]) -> AgentTurn:
         if self.delay:

@@ -19,7 +19,7 @@ import argparse
 import json
 from pathlib import Path
 
-from assay.core import Config, GradeResult, Message, RunInfo, TaskMeta, Transcript, TrialResult
+from assay.core import Config, GradeResult, Message, RunInfo, RunSpec, TaskMeta, Transcript, TrialResult
 from assay.graders import PROMPT_VERSION, load_rubric
 from assay.store import Store, now_iso
 
@@ -49,7 +49,7 @@ def build(store: Store, run_id: str = RUN_ID) -> bool:
         seed=0,
         trials_per_task=2,
         task_ids=task_ids,
-        settings={"judges": [JUDGE]},
+        spec=RunSpec(suite=str(HERE), agent=config.agent, judges=[JUDGE]),
         status="finished",
     )
     store.create_run(

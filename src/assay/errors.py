@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from .core.sources import Problem
 
-__all__ = ["AssayError", "HarnessError", "Problem", "ResumeError", "RunNotFound", "SpecError", "SuiteError"]
+__all__ = [
+    "AssayError",
+    "HarnessError",
+    "Problem",
+    "RecordError",
+    "ResumeError",
+    "RunNotFound",
+    "SpecError",
+    "StoreError",
+    "SuiteError",
+]
 
 
 class AssayError(Exception):
@@ -36,6 +46,14 @@ class RunNotFound(AssayError):
 
 class ResumeError(AssayError):
     """A run cannot be resumed as asked (different suite version, finished, ...)."""
+
+
+class StoreError(AssayError):
+    """A store that cannot be used as asked (written by a newer assay, unreadable...)."""
+
+
+class RecordError(AssayError):
+    """A portable run record (``assay export`` / ``assay import run``) that cannot be read."""
 
 
 class HarnessError(Exception):

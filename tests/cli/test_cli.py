@@ -69,7 +69,7 @@ def test_run_json_runs_and_show(suite_dir: Path, tmp_path: Path) -> None:
         "run", str(suite_dir), "--agent", AGENT, "-k", "2", "--run-id", "one", "--store", str(db), "--json"
     )
     summary = json.loads(proc.stdout)
-    assert summary["schema"] == "assay.run-summary/1"
+    assert summary["schema"] == "assay.run-summary/2"
     assert summary["run"]["run_id"] == "one" and summary["run"]["completed_trials"] == 20
     assert summary["overall"]["pass_hat_k"] == {"1": 1.0, "2": 1.0}
     listed = json.loads(assay("runs", "--store", str(db), "--json").stdout)
@@ -179,4 +179,4 @@ def test_run_until_decided_stops_when_the_rate_test_decides(suite_dir: Path, tmp
     assert result["verdict"] == "above"  # the toy agent always succeeds
     assert result["trials_run"] < result["budget"] == 30  # stopped before the planned 10 x 3 trials
     bad = assay("run", str(suite_dir), "--until-decided", "--store", db, check=False)
-    assert bad.returncode == 2 and "exactly one of --against" in bad.stderr
+    assert bad.returncode == 2 and "exactly one of against (--against RUN_ID)" in bad.stderr

@@ -1,4 +1,4 @@
-"""`assay compare`, `gate`, `plan`, `run-adaptive` as a user runs them.
+"""`assay compare`, `gate`, `plan`, `run --until-decided` as a user runs them.
 
 The runs are made once, in process, on the built-in retail suite (one trial per task).
 The acceptance checks run the CLI in subprocesses; the rest call the same entry point
@@ -234,7 +234,8 @@ def test_plan(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_run_adaptive_against_a_baseline(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = (
-        "run-adaptive",
+        "run",
+        "--until-decided",
         "--agent",
         "builtin:retail-hasty",
         "--against",
@@ -250,6 +251,6 @@ def test_run_adaptive_against_a_baseline(db: Path, capsys: pytest.CaptureFixture
     shown = json.loads(main_cli("show", "adaptive-hasty", "--json", db=db, capsys=capsys)[0])
     assert shown["run"]["completed_trials"] == 57
     _, err = main_cli(
-        "run-adaptive", "retail", "--agent", "builtin:retail-hasty", db=db, capsys=capsys, code=2
+        "run", "retail", "--until-decided", "--agent", "builtin:retail-hasty", db=db, capsys=capsys, code=2
     )
-    assert "give exactly one of --against RUN_ID" in err
+    assert "give exactly one of against (--against RUN_ID)" in err

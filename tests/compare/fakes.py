@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from assay.core import Config
 from assay.core.results import GradeResult, RunInfo, TaskMeta, TrialResult
+from assay.core.spec import RunSpec
+from assay.metrics import RunSummary, TrialFrame, run_header, summarize
 
 
 @dataclass
@@ -20,6 +22,17 @@ class FakeRun:
     @property
     def run_id(self) -> str:
         return self.info.run_id
+
+    def summary(self) -> RunSummary:
+        summary = summarize(self.results, self.tasks, self.info.trials_per_task)
+        summary.run = run_header(self.info, len(self.results))
+        return summary
+
+    def frame(self) -> TrialFrame:
+        return TrialFrame.from_results(self.results)
+
+    def task_results(self, task_id: str) -> list[TrialResult]:
+        return [r for r in self.results if r.task_id == task_id]
 
 
 def make_run(
@@ -57,6 +70,7 @@ def make_run(
         suite_version="1",
         suite_hash=suite_hash,
         suite_source="fake",
+        spec=RunSpec(suite="fake"),
         config=config,
         config_hash=config.hash,
         seed=seed,

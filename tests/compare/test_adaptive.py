@@ -35,7 +35,7 @@ def test_paired_stops_early_on_a_worse_agent(setup: tuple[Path, Store, str]) -> 
     rounds = []
     result = run_until_decided(
         None,
-        AGENT,
+        agent=AGENT,
         against=base,
         store=store,
         params={"skip_confirm": 1.0},
@@ -57,7 +57,7 @@ def test_paired_stops_early_on_a_worse_agent(setup: tuple[Path, Store, str]) -> 
 
 def test_paired_accepts_when_the_runs_never_disagree(setup: tuple[Path, Store, str]) -> None:
     _, store, base = setup
-    result = run_until_decided(None, AGENT, against=base, store=store, mde=0.2)
+    result = run_until_decided(None, agent=AGENT, against=base, store=store, mde=0.2)
     assert result.verdict == "no_difference" and result.state.reason == "discordance"
     assert result.trials_run == 20 and "disagree on only 0 of 18 pairs" in result.line
 
@@ -65,24 +65,24 @@ def test_paired_accepts_when_the_runs_never_disagree(setup: tuple[Path, Store, s
 def test_msprt_method_is_always_valid(setup: tuple[Path, Store, str]) -> None:
     _, store, base = setup
     result = run_until_decided(
-        None, AGENT, against=base, store=store, params={"skip_confirm": 1.0}, method="msprt"
+        None, agent=AGENT, against=base, store=store, params={"skip_confirm": 1.0}, method="msprt"
     )
     assert result.method == "msprt" and result.design is None and result.verdict == "worse"
     # Beta(1, 1) mixture after m lost pairs: Λ = 2^m / (m + 1), first ≥ 1/alpha = 20 at m = 8
     assert result.state.observations == 8 and result.state.reason == "upper"
     assert result.always_valid_p is not None and result.always_valid_p <= 0.05
     assert result.to_dict()["design"] is None
-    with pytest.raises(AssayError, match="--method must be sprt, or msprt with --against"):
-        run_until_decided("x", AGENT, threshold=0.5, method="msprt", store=store)
+    with pytest.raises(AssayError, match="method msprt needs against"):
+        run_until_decided("x", agent=AGENT, threshold=0.5, method="msprt", store=store)
 
 
 def test_rate_threshold_and_budget(setup: tuple[Path, Store, str]) -> None:
     suite, store, _ = setup
-    above = run_until_decided(str(suite), AGENT, threshold=0.5, mde=0.3, store=store, round_size=5)
+    above = run_until_decided(str(suite), agent=AGENT, threshold=0.5, mde=0.3, store=store, round_size=5)
     assert above.verdict == "above" and above.trials_run == 10 and above.mode == "rate"
     capped = run_until_decided(
         str(suite),
-        AGENT,
+        agent=AGENT,
         threshold=0.5,
         mde=0.3,
         store=store,
@@ -96,13 +96,13 @@ def test_rate_threshold_and_budget(setup: tuple[Path, Store, str]) -> None:
 
 def test_adaptive_errors(setup: tuple[Path, Store, str]) -> None:
     suite, store, base = setup
-    with pytest.raises(AssayError, match="exactly one of --against"):
-        run_until_decided(str(suite), AGENT, store=store)
+    with pytest.raises(AssayError, match="exactly one of against"):
+        run_until_decided(str(suite), agent=AGENT, store=store)
     with pytest.raises(AssayError, match="cannot use more"):
-        run_until_decided(None, AGENT, against=base, trials=5, store=store)
+        run_until_decided(None, agent=AGENT, against=base, trials=5, store=store)
     with pytest.raises(AssayError, match="cannot design the sequential test"):
-        run_until_decided(str(suite), AGENT, threshold=0.95, mde=0.1, store=store)
+        run_until_decided(str(suite), agent=AGENT, threshold=0.95, mde=0.1, store=store)
     with pytest.raises(AssayError, match=r"12 steps cannot reach power 0.80 .* \(--max-trials\)"):
-        run_until_decided(str(suite), AGENT, threshold=0.5, mde=0.3, max_trials=12, store=store)
-    with pytest.raises(AssayError, match="--max-trials must be at least 1"):
-        run_until_decided(str(suite), AGENT, threshold=0.5, max_trials=0, store=store)
+        run_until_decided(str(suite), agent=AGENT, threshold=0.5, mde=0.3, max_trials=12, store=store)
+    with pytest.raises(AssayError, match="decide.max_trials: Input should be greater than or equal to 1"):
+        run_until_decided(str(suite), agent=AGENT, threshold=0.5, max_trials=0, store=store)

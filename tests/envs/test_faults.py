@@ -6,11 +6,9 @@ from __future__ import annotations
 import contextlib
 import json
 from collections import Counter
-from contextvars import ContextVar
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 from tests.toydomain import DOMAIN
@@ -28,7 +26,7 @@ from assay.envs.faults import (
     parse_fault_spec,
     wrap_with_faults,
 )
-from assay.runner import LocalExecutor, TrialJob, api, orchestrator
+from assay.runner import RunContext, TrialJob, orchestrator
 
 NOW = datetime(2025, 1, 1)
 
@@ -242,81 +240,10 @@ def test_plan_files_and_errors_name_file_line_field(tmp_path: Path) -> None:
 
 
 # --- through the orchestrator -------------------------------------------------------
-# Until the orchestrator carries ``TrialJob.faults`` (the wiring proposed in the
-# robustness work), this emulates it with monkeypatches: the trial's environment is
-# wrapped with the plan and the trial's seed, and tool spans get the ``fault``
-# attribute. Once the wiring has landed, it does nothing.
-_ACTIVE: ContextVar[list[Any] | None] = ContextVar("assay_test_faults", default=None)
-WIRED = "faults" in TrialJob.__dataclass_fields__
-
-
-class _FaultyDomain:
-    def __init__(self, inner: Any):
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def environment(self, task: Task, now: datetime) -> Any:
-        env = self._inner.environment(task, now)
-        active = _ACTIVE.get()
-        if active is not None and not active[2]:  # the trial's world, not a grader's replay
-            active[2] = True
-            return wrap_with_faults(env, active[0], active[1])
-        return env
-
-
 async def run_faulted(job: TrialJob, plan: FaultPlan | None) -> TrialResult:
-    """``run_trial`` of ``job`` with ``plan`` injected."""
-    if WIRED:
-        return await orchestrator.run_trial(
-            replace(job, faults=plan.model_dump(mode="json") if plan else None)
-        )
-    token = _ACTIVE.set([plan, job.trial.seed, False])
-    try:
-        return await orchestrator.run_trial(job)
-    finally:
-        _ACTIVE.reset(token)
-
-
-@pytest.fixture
-def fault_wiring(monkeypatch: pytest.MonkeyPatch) -> None:
-    if WIRED:
-        return
-    get_domain = orchestrator.get_domain
-    monkeypatch.setattr(orchestrator, "get_domain", lambda name: _FaultyDomain(get_domain(name)))
-    execute = orchestrator._Conversation.execute
-
-    def traced(self: Any, call: Any, caller: str = "agent") -> Any:
-        first = len(self.tracer.spans)
-        message = execute(self, call, caller)
-        fault = getattr(self.env, "last_fault", None)
-        if fault is not None:
-            self.tracer.spans[first].attributes[FAULT_ATTRIBUTE] = fault
-        return message
-
-    monkeypatch.setattr(orchestrator._Conversation, "execute", traced)
-    run_async = api.run_async
-
-    async def run_async_with_faults(
-        suite: Any,
-        agent: str = "builtin:retail-careful",
-        trials: Any = 4,
-        concurrency: int = 8,
-        *args: Any,
-        faults: Any = None,
-        **kwargs: Any,
-    ) -> Any:
-        plan = load_fault_plan(faults)
-
-        async def run(job: TrialJob) -> TrialResult:
-            return await run_faulted(job, plan)
-
-        given = kwargs.get("executor")
-        kwargs["executor"] = LocalExecutor(getattr(given, "concurrency", concurrency), run=run)
-        return await run_async(suite, agent, trials, concurrency, *args, **kwargs)
-
-    monkeypatch.setattr(api, "run_async", run_async_with_faults)
+    """``run_trial`` of ``job`` with ``plan`` injected (the run context carries it)."""
+    context = replace(job.run, faults=plan.model_dump(mode="json") if plan else None)
+    return await orchestrator.run_trial(replace(job, run=context))
 
 
 def _toy_job() -> TrialJob:
@@ -330,10 +257,9 @@ def _toy_job() -> TrialJob:
         reference={"actions": [{"name": "deposit", "args": {"account_id": "A1", "amount": 5}}]},
     )
     agent = "python:tests.toyagents:DepositAgent"
-    return TrialJob("r", task, Trial("t", 0, 11), Limits(), Config(agent=agent), domain="toy")
+    return TrialJob(RunContext("r", Config(agent=agent), domain="toy"), task, Trial("t", 0, 11), Limits())
 
 
-@pytest.mark.usefixtures("fault_wiring")
 async def test_faults_reach_the_agent_as_tool_results_never_harness_errors() -> None:
     clean = await run_faulted(_toy_job(), None)
     assert clean.reward == 1

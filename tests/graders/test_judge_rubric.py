@@ -121,8 +121,8 @@ async def test_retail_judges_are_non_gating_and_skipped_without_a_judge_model() 
     for task in judged:
         spec = next(g for g in task.graders if g.kind == "judge")
         assert spec.gating is False and spec.label == "explanation"
-    run = await run_async(suite, "builtin:retail-careful", trials=1, task_ids=[t.id for t in judged])
-    summary = run.summary()
+    run = await run_async(suite, agent="builtin:retail-careful", trials=1, task_ids=[t.id for t in judged])
+    summary = run.summary().to_dict()
     assert summary["graders"]["explanation"]["skipped"] == len(judged)
     grades = [g for r in run.results for g in r.grades if g.grader == "explanation"]
     assert all(g.skipped and g.reason == "no judge model configured (--judge)" for g in grades)
@@ -151,7 +151,7 @@ async def test_retail_judges_grade_a_run_and_are_metered_as_judge() -> None:
     with FakeLLMServer(lambda _request: reply) as srv:
         run = await run_async(
             suite,
-            "builtin:retail-careful",
+            agent="builtin:retail-careful",
             trials=1,
             task_ids=["static-15-day-old-approved"],
             judges=["openai:retail-judge"],
@@ -162,4 +162,4 @@ async def test_retail_judges_grade_a_run_and_are_metered_as_judge() -> None:
     assert grade.passed is True and not grade.skipped and grade.judge_model == "openai:retail-judge"
     assert grade.version.startswith("judge-prompt/1+retail-explanation@")
     assert result.usage["judge"]["calls"] == 1  # judge calls are metered under their own role
-    assert run.summary()["graders"]["explanation"]["passed"] == 1
+    assert run.summary().to_dict()["graders"]["explanation"]["passed"] == 1

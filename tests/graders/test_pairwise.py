@@ -13,6 +13,7 @@ from tests.support.fake_llm_replies import to_messages
 from tests.support.fake_llm_server import FakeLLMServer
 
 from assay.core import Config, Message, RunInfo, TaskMeta, Transcript, TrialResult
+from assay.core.spec import RunSpec
 from assay.graders import PairInput, judge_pair, judge_runs, write_battles
 from assay.graders.pairwise import combine_orders
 from assay.llm import get_model
@@ -102,6 +103,7 @@ def store_run(store: Store, run_id: str, agent: str, answers: dict[tuple[str, in
         suite_version="1",
         suite_hash="h",
         suite_source="s",
+        spec=RunSpec(suite="s"),
         config=config,
         config_hash=config.hash,
         seed=0,

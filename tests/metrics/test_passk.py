@@ -4,7 +4,8 @@ from itertools import combinations
 
 import pytest
 
-from assay.metrics import mean_over_tasks, pass_at_k, pass_hat_k
+from assay.metrics import passk_curves
+from assay.stats import pass_at_k, pass_hat_k
 
 
 def brute(n: int, c: int, k: int) -> tuple[float, float]:
@@ -40,11 +41,10 @@ def test_invalid_arguments(args: tuple[int, int, int]) -> None:
         pass_hat_k(*args)
 
 
-def test_mean_over_tasks_skips_tasks_with_too_few_trials() -> None:
-    mean, used = mean_over_tasks([(4, 4), (4, 2), (2, 2)], 3)
-    assert used == 2
-    assert mean == pytest.approx((1.0 + 0.0) / 2)
-    assert mean_over_tasks([(1, 1)], 2) == (None, 0)
+def test_curves_average_over_tasks_with_enough_trials() -> None:
+    curves = passk_curves({"a": (4, 4), "b": (4, 2), "c": (2, 2)}, 3)
+    assert curves["pass_hat_k"]["3"] == pytest.approx((1.0 + 0.0) / 2)  # c has too few trials
+    assert passk_curves({"a": (1, 1)}, 2)["pass_hat_k"]["2"] is None
 
 
 def test_vectorised_matrix_equals_the_estimators() -> None:

@@ -10,7 +10,7 @@ from tests.support.fake_llm_server import FakeLLMServer
 
 from assay.core import Config, InitialState, Limits, Message, Task, ToolCall, Trial, UserScenario
 from assay.core.transcript import Transcript
-from assay.runner import TrialJob, run_trial
+from assay.runner import RunContext, TrialJob, run_trial
 from assay.users.llm import render_user_prompt, simulator_errors
 
 
@@ -22,15 +22,10 @@ def toy_job(agent: str, base_url: str, **limits) -> TrialJob:
         initial_state=InitialState(seed=0),
         graders=[{"actions": {"required": ["get_balance"]}}],
     )
-    return TrialJob(
-        "r",
-        task,
-        Trial("t", 0, 1),
-        Limits(**limits),
-        Config(agent=agent),
-        domain="toy",
-        options={"base_url": base_url, "api_key": "x"},
+    context = RunContext(
+        "r", Config(agent=agent), domain="toy", model_options={"base_url": base_url, "api_key": "x"}
     )
+    return TrialJob(context, task, Trial("t", 0, 1), Limits(**limits))
 
 
 async def test_malformed_tool_call_json_is_the_agents_failure() -> None:

@@ -111,7 +111,7 @@ def test_transient_failures_are_retried_and_never_blamed_on_the_agent(
     flaky = FakeLLMServer(brain, fault_rate=0.2, fault_seed=3, fault_kinds=("429", "500", "drop"))
     with flaky:
         run = llm_run(flaky, pricing, trials=2)
-    summary = run.summary()
+    summary = run.summary().to_dict()
     assert summary["excluded"]["trials"] == 0
     assert [r.reward for r in run.results] == [r.reward for r in clean.results]
     retries = sum(role["retries"] for role in summary["usage"]["by_role"].values())
@@ -169,15 +169,13 @@ def test_cache_makes_a_rerun_free(server: FakeLLMServer, pricing: str, tmp_path:
     second = llm_run(server, pricing, model_options=options)
     assert server.request_count == used  # zero new requests
     assert [r.reward for r in second.results] == [r.reward for r in first.results]
-    assert second.summary()["usage"]["by_role"]["agent"]["cached_calls"] > 0
+    assert second.summary().to_dict()["usage"]["by_role"]["agent"]["cached_calls"] > 0
 
 
 def test_cassette_replays_identical_transcripts_and_rewards(pricing: str, tmp_path: Path) -> None:
-    from assay.llm import Cassette
-
     tape = tmp_path / "run.jsonl"
     with FakeLLMServer(brain) as srv:
-        recorded = llm_run(srv, pricing, cassette=Cassette(tape, "record"))
+        recorded = llm_run(srv, pricing, record=str(tape))
     # the server is gone: replay makes no request at all
     replayed = assay.run(
         "retail",
@@ -186,7 +184,7 @@ def test_cassette_replays_identical_transcripts_and_rewards(pricing: str, tmp_pa
         user="openai:scripted",
         task_ids=TASKS,
         model_options={"base_url": "http://127.0.0.1:9/v1", "api_key": "x", "pricing": pricing},
-        cassette=Cassette(tape, "replay"),
+        replay=str(tape),
     )
     assert [(r.task_id, r.reward, r.cost_usd) for r in replayed.results] == [
         (r.task_id, r.reward, r.cost_usd) for r in recorded.results

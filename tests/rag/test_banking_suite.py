@@ -49,14 +49,19 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="module")
 def oracle_run(banking_suite: Path, store: str) -> Run:
-    return run(
-        banking_suite, "builtin:kb-oracle", trials=1, store=store, params={"answers": str(banking_suite)}
-    )
+    answers = {"answers": str(banking_suite)}
+    return run(banking_suite, agent="builtin:kb-oracle", trials=1, store=store, params=answers)
 
 
 @pytest.fixture(scope="module")
 def bm25_run(banking_suite: Path, store: str) -> Run:
-    return run(banking_suite, "builtin:kb-bm25", trials=1, store=store)
+    return run(banking_suite, agent="builtin:kb-bm25", trials=1, store=store)
+
+
+def rag_of(r: Run) -> dict[str, Any]:
+    rag = r.summary().rag
+    assert rag is not None
+    return rag
 
 
 def retrieval_grades(r: Run) -> dict[str, Any]:
@@ -162,8 +167,9 @@ def test_the_oracle_retrieves_every_gold_document_on_all_97_tasks(oracle_run: Ru
             if k >= len(gold[task_id]):
                 assert m[f"recall@{k}"] == 1.0
     summary = oracle_run.summary()
-    assert summary["overall"]["success_rate"] == 1.0
-    rag = summary["rag"]
+    assert summary.overall.success_rate == 1.0
+    rag = summary.rag
+    assert rag is not None
     assert rag["failures"] == {
         "retrieval_only": 0,
         "generation_only": 0,
@@ -187,7 +193,7 @@ def test_bm25_figures_are_the_index_s_own_and_pinned(bm25_run: Run, banking_dir:
         ranked = [d.id for d, _ in kb.search(suite[task_id].user.opening)]
         expected = metrics.retrieval_metrics(ranked, suite[task_id].graders[0].params["gold"])
         assert {k: g.metrics[k] for k in expected} == expected, task_id
-    figures = bm25_run.summary()["rag"]["stages"]["retrieval"]["graders"]["retrieval"]["metrics"]
+    figures = rag_of(bm25_run)["stages"]["retrieval"]["graders"]["retrieval"]["metrics"]
     assert {name: (figures[name]["mean"], figures[name]["ci"]) for name in BM25_FIGURES} == BM25_FIGURES
     written = DOCS.read_text(encoding="utf-8")
     for name, (mean, (low, high)) in BM25_FIGURES.items():
@@ -195,7 +201,7 @@ def test_bm25_figures_are_the_index_s_own_and_pinned(bm25_run: Run, banking_dir:
 
 
 def test_bm25_failures_are_located_in_retrieval(bm25_run: Run):
-    rag = bm25_run.summary()["rag"]
+    rag = rag_of(bm25_run)
     retrieval = rag["stages"]["retrieval"]
     assert rag["failures"]["generation_only"] == 0 and rag["failures"]["both"] == 0
     assert rag["failures"]["retrieval_only"] == 97 - retrieval["passed"] > 0
@@ -220,7 +226,7 @@ def test_the_cli_reports_the_same_figures(banking_suite: Path, bm25_run: Run, tm
     )
     assert proc.returncode == 0, proc.stderr
     cli = json.loads(proc.stdout)["rag"]
-    library = bm25_run.summary()["rag"]
+    library = rag_of(bm25_run)
     assert cli["stages"] == library["stages"] and cli["failures"] == library["failures"]
 
 

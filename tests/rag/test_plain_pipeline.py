@@ -35,8 +35,9 @@ def pipeline_on_path(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_failures_are_located_per_task_and_the_store_agrees(pipeline_on_path: str):
-    r = run(EXAMPLE, pipeline_on_path, trials=1)
-    rag = r.summary()["rag"]
+    r = run(EXAMPLE, agent=pipeline_on_path, trials=1)
+    rag = r.summary().rag
+    assert rag is not None
     assert {t["task_id"]: t["failures"] for t in rag["tasks_table"]} == LOCATED
     assert rag["failures"] == {
         "retrieval_only": 1,
@@ -52,7 +53,7 @@ def test_failures_are_located_per_task_and_the_store_agrees(pipeline_on_path: st
     generation = rag["stages"]["generation"]
     assert set(generation["graders"]) == {"citations", "answer_correctness", "groundedness"}  # judge skipped
     assert generation["graders"]["answer_correctness"]["pass_rate"] == pytest.approx(4 / 6, abs=1e-4)
-    assert r.summary()["graders"]["faithfulness"] == {"needs_review": 0, "skipped": 6}
+    assert r.summary().graders["faithfulness"] == {"needs_review": 0, "skipped": 6}
 
 
 def test_the_cli_prints_the_rag_section(tmp_path: Path):

@@ -20,7 +20,8 @@ from assay.core.results import GradeResult, Outcome, TrialResult
 from assay.core.transcript import Span, Transcript
 from assay.report.comparison import task_rows
 from assay.report.html import build_report, write_report
-from assay.report.runview import build_run_view, success_interval, task_outcome
+from assay.metrics.summary_model import task_outcome
+from assay.report.runview import build_run_view
 from assay.report.transcript_view import transcript_view
 from assay.runner.api import Run
 from assay.store import Store
@@ -107,8 +108,9 @@ def test_run_view_figures(runs: tuple[Run, Run]) -> None:
     careful, flaky = runs
     view = build_run_view(flaky)
     success = view["headline"]["success"]
-    assert success["method"] == "task-clustered" and success["n"] == 18 and success["tasks"] == 6
+    assert success["method"] == "task-clustered Wilson" and success["n"] == 18 and success["tasks"] == 6
     assert success["low"] <= success["value"] <= success["high"]
+    assert [success["low"], success["high"]] == list(flaky.summary().overall.success_rate_ci)
     hat = view["headline"]["curves"]["pass_hat_k"]
     assert [p["k"] for p in hat] == [1, 2, 3] and hat[0]["value"] >= hat[-1]["value"]
     assert all(p["low"] <= p["value"] <= p["high"] for p in hat)
@@ -116,7 +118,8 @@ def test_run_view_figures(runs: tuple[Run, Run]) -> None:
     assert build_run_view(careful)["headline"]["task_outcomes"]["pass"] == 6
     assert task_outcome([1, 1, None]) == "pass" and task_outcome([0, 1]) == "flaky"
     assert task_outcome([0, 0]) == "fail" and task_outcome([None]) == "excluded"
-    assert success_interval([])["value"] is None
+    perfect = build_run_view(careful)["headline"]["success"]
+    assert perfect["value"] == 1.0 and perfect["low"] < 1.0  # never a zero-width interval at 100%
 
 
 def test_comparison_rows_put_flipped_tasks_first(runs: tuple[Run, Run]) -> None:

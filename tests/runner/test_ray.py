@@ -16,7 +16,7 @@ import assay
 from assay.core import Config, Limits, Trial
 from assay.core.transcript import Transcript
 from assay.errors import AssayError
-from assay.runner import LocalExecutor, TrialJob
+from assay.runner import LocalExecutor, RunContext, TrialJob
 from assay.runner.ray_executor import RayExecutor, import_ray, make_executor
 from assay.store import Store
 
@@ -102,7 +102,7 @@ def test_toy_suite_same_results_as_local(ray_executor: RayExecutor, suite_dir: P
     remote = assay.run(str(suite_dir), agent=TOY_AGENT, run_id="ray", executor=ray_executor, **options)
     assert len(remote.results) == 15
     assert _trial_view(remote) == _trial_view(local)
-    assert 0 < remote.summary()["overall"]["success_rate"] < 1  # seeded slips happen, identically
+    assert 0 < remote.summary().to_dict()["overall"]["success_rate"] < 1  # seeded slips happen, identically
 
 
 def test_retail_slice_same_results_as_local(ray_executor: RayExecutor) -> None:
@@ -146,7 +146,7 @@ class CrashOnce(DepositAgent):
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self.marker = ctx.options["marker"]
+        self.marker = ctx.params["marker"]
 
     async def respond(self, conversation, tools):
         try:
@@ -203,7 +203,7 @@ def test_trial_whose_worker_always_dies_is_a_harness_error(
     (result,) = run.results
     assert result.termination == "harness_error" and result.reward is None and result.root_cause == "HARNESS"
     assert result.outcome is not None and "2 attempts" in (result.outcome.error or "")
-    assert run.summary()["excluded"]["by_termination"] == {"harness_error": 1}
+    assert run.summary().to_dict()["excluded"]["by_termination"] == {"harness_error": 1}
 
 
 def test_usage_error_inside_a_trial_stops_the_run(ray_executor: RayExecutor, suite_dir: Path) -> None:
@@ -224,7 +224,12 @@ def test_in_flight_window_is_bounded(ray_executor: RayExecutor) -> None:
         for i in range(12):
             pulled += 1
             most = max(most, pulled - seen)  # submitted, not yet returned
-            yield TrialJob("w", task, Trial(task.id, i, i), Limits(), Config(), domain="retail")
+            yield TrialJob(
+                RunContext("w", Config(agent="builtin:retail-careful"), domain="retail"),
+                task,
+                Trial(task.id, i, i),
+                Limits(),
+            )
 
     def on_result(result) -> None:
         nonlocal seen

@@ -8,7 +8,6 @@ import sys
 from typing import Any
 
 import pytest
-from tests.envs.test_faults import fault_wiring  # noqa: F401  (the fixture)
 from typer.testing import CliRunner
 
 from assay.cli import app
@@ -32,7 +31,7 @@ FAMILIES = [
 
 
 @pytest.fixture
-def report(fault_wiring: None, tmp_path: Any) -> dict[str, Any]:  # noqa: F811
+def report(tmp_path: Any) -> dict[str, Any]:
     result = CliRunner().invoke(
         app,
         ["robustness", "retail", "--agent", "builtin:retail-careful", "--faults", PLAN, "-k", "3", "--json"]
@@ -74,7 +73,7 @@ def test_careful_agent_with_and_without_faults(report: dict[str, Any]) -> None:
     assert report["plan"] == PLAN and report["runs"]["baseline"] != report["runs"]["faulted"]
 
 
-def test_console_output(fault_wiring: None) -> None:  # noqa: F811
+def test_console_output() -> None:
     result = CliRunner().invoke(
         app,
         [

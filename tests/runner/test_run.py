@@ -8,7 +8,7 @@ import pytest
 import assay
 from assay.core import Config, InitialState, Limits, Task, Trial, UserScenario
 from assay.errors import AssayError, SpecError
-from assay.runner import TrialJob, run_trial
+from assay.runner import RunContext, TrialJob, run_trial
 from assay.store import Store
 
 SUITE = """\
@@ -30,7 +30,7 @@ def suite_dir(tmp_path: Path) -> Path:
 
 def test_careful_toy_agent_passes_everything(suite_dir: Path) -> None:
     run = assay.run(str(suite_dir), agent=AGENT, trials=3, seed=1)
-    summary = run.summary()
+    summary = run.summary().to_dict()
     assert summary["overall"]["trials"] == 15
     assert summary["overall"]["success_rate"] == 1.0
     assert summary["by_stratum"]["high_risk"]["tasks"] == 1
@@ -51,16 +51,16 @@ def test_same_seed_same_rewards_different_seed_different_tasks(suite_dir: Path) 
     c = assay.run(str(suite_dir), agent=AGENT, trials=3, seed=8, params=params)
     rewards = lambda r: [(x.task_id, x.trial_index, x.reward, x.seed) for x in r.results]  # noqa: E731
     assert rewards(a) == rewards(b)
-    assert 0 < a.summary()["overall"]["success_rate"] < 1  # the seeded slips happen
+    assert 0 < a.summary().to_dict()["overall"]["success_rate"] < 1  # the seeded slips happen
     assert [x.task_hash for x in a.results] == [x.task_hash for x in b.results]
     assert {x.task_hash for x in a.results} != {x.task_hash for x in c.results}
 
 
 def test_flaky_agent_pass_hat_k_falls_with_k(suite_dir: Path) -> None:
     run = assay.run(str(suite_dir), agent=AGENT, trials=3, seed=3, params={"skip_confirm": 0.3})
-    curve = run.summary()["overall"]["pass_hat_k"]
+    curve = run.summary().to_dict()["overall"]["pass_hat_k"]
     assert curve["1"] > curve["3"]
-    at = run.summary()["overall"]["pass_at_k"]
+    at = run.summary().to_dict()["overall"]["pass_at_k"]
     assert at["3"] >= at["1"]
 
 
@@ -86,7 +86,7 @@ def test_resume_runs_only_missing_trials(suite_dir: Path) -> None:
     with store.engine.begin() as conn:
         conn.execute(delete(schema.trials).where(schema.trials.c.task_id.in_(["dep-2", "dep-hard"])))
     assert len(store.completed_keys("r1")) == 6
-    resumed = assay.run(str(suite_dir), store=store, resume="r1")
+    resumed = assay.resume("r1", store=store)
     assert len(resumed.results) == 10
     assert sorted((r.task_id, r.trial_index, r.reward) for r in resumed.results) == sorted(
         (r.task_id, r.trial_index, r.reward) for r in first.results
@@ -100,7 +100,7 @@ def test_resume_refuses_a_changed_suite(suite_dir: Path) -> None:
     assay.run(str(suite_dir), agent=AGENT, trials=1, store=store, run_id="r2")
     (suite_dir / "suite.yaml").write_text(SUITE.replace("instances: 4", "instances: 5"))
     with pytest.raises(AssayError, match="now has hash"):
-        assay.run(str(suite_dir), store=store, resume="r2")
+        assay.resume("r2", store=store)
 
 
 # --- terminations ------------------------------------------------------------------
@@ -135,7 +135,9 @@ def job(agent: str, **limits) -> TrialJob:
         initial_state=InitialState(seed=0),
         graders=[{"state": "gold"}],
     )
-    return TrialJob("r", task, Trial("t", 0, 1), Limits(**limits), Config(agent=agent), domain="toy")
+    return TrialJob(
+        RunContext("r", Config(agent=agent), domain="toy"), task, Trial("t", 0, 1), Limits(**limits)
+    )
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 from assay.core import Message, ToolCall
 from assay.core.results import Config, GradeResult, Outcome, RunInfo, TaskMeta, TrialResult
+from assay.core.spec import RunSpec
 from assay.core.transcript import Span, Transcript
 from assay.store import Store
 
@@ -110,6 +111,7 @@ def synth_run(
         suite_version="1",
         suite_hash="synthhash00000001",
         suite_source="synthetic",
+        spec=RunSpec(suite="synthetic"),
         config=Config(agent=agent),
         config_hash=f"cfg-{agent}",
         seed=0,

@@ -33,16 +33,18 @@ class Agent(Protocol):
 @dataclass
 class AgentContext:
     """What an agent is built with for one trial. It holds nothing of the task's
-    hidden side (user facts, graders, reference). ``options`` are the config's params
-    (part of the config hash); ``model_options`` are run settings for model clients
-    (cache, pricing file, endpoint) that do not change what is under test."""
+    hidden side (user facts, graders, reference). ``params`` and ``flags`` are the
+    configuration's parameters and feature flags (part of the config hash);
+    ``model_options`` are run settings for model clients (cache, pricing file,
+    endpoint) that do not change what is under test."""
 
     seed: int
     domain: str
     policy: str
     now: datetime
     timezone: str
-    options: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    flags: dict[str, Any] = field(default_factory=dict)
     model_options: dict[str, Any] = field(default_factory=dict)
     rng: random.Random = field(init=False)
 

@@ -34,6 +34,9 @@ explicit "yes".
 {policy}
 """
 
+#: The prompt's identity before it is rendered for a trial: part of the config hash.
+TEMPLATE_VERSION = f"{PROMPT_TEMPLATE_ID}:{stable_hash(PROMPT_TEMPLATE, 12)}"
+
 #: Config params the agent passes to the model (everything else is ignored here).
 GENERATE_PARAMS = ("temperature", "top_p", "max_tokens", "timeout_s", "stream")
 
@@ -60,7 +63,7 @@ class LLMAgent:
         self.model = model
         self.system_prompt = render_system_prompt(ctx)
         self.prompt_version = prompt_version(self.system_prompt)
-        sampling = {k: ctx.options[k] for k in GENERATE_PARAMS if k in ctx.options}
+        sampling = {k: ctx.params[k] for k in GENERATE_PARAMS if k in ctx.params}
         self.config = GenerateConfig(seed=ctx.seed % 2**31, **sampling)
 
     async def respond(self, conversation: Sequence[Message], tools: Sequence[ToolSpec]) -> AgentTurn:
@@ -80,4 +83,5 @@ def llm_agent_factory(spec: str) -> Any:
     def make(ctx: AgentContext) -> LLMAgent:
         return LLMAgent(shared_model(spec, **ctx.model_options), ctx)
 
+    make.prompt_version = TEMPLATE_VERSION  # type: ignore[attr-defined]
     return make

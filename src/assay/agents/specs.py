@@ -29,7 +29,24 @@ AGENTS: Registry[Any] = Registry(
 PREFIXES: dict[str, Any] = {}
 
 
+def declared_prompt_version(factory: AgentFactory) -> str | None:
+    """The prompt version an agent declares before it runs (an attribute
+    ``prompt_version`` of the agent object, class or factory): part of the config hash."""
+    version = getattr(factory, "prompt_version", None)
+    return str(version) if version is not None else None
+
+
 def _factory_for(obj: Any, spec: str) -> AgentFactory:
+    """A factory making a fresh Agent per trial from what ``spec`` names (see
+    :func:`_make_factory`), carrying the prompt version the object declares."""
+    factory = _make_factory(obj, spec)
+    version = getattr(obj, "prompt_version", None)
+    if isinstance(version, str):
+        factory.prompt_version = version  # type: ignore[attr-defined]
+    return factory
+
+
+def _make_factory(obj: Any, spec: str) -> AgentFactory:
     """A factory making a fresh Agent per trial from what ``spec`` names: an agent
     object, an agent class (taking the AgentContext or nothing), a factory function
     ``f(ctx)`` / ``f()``, or a plain ``f(conversation[, tools])``. Inspected once."""

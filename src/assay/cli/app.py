@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
@@ -32,7 +35,7 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def parse_params(items: list[str]) -> dict[str, Any]:
+def parse_params(items: list[str], option: str = "--param") -> dict[str, Any]:
     """``["temperature=0", "mode=fast"]`` -> ``{"temperature": 0, "mode": "fast"}``
     (values are JSON when they parse as JSON, else strings)."""
     from ..errors import AssayError
@@ -41,9 +44,28 @@ def parse_params(items: list[str]) -> dict[str, Any]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise AssayError(f"--param {item!r}: expected KEY=VALUE")
+            raise AssayError(f"{option} {item!r}: expected KEY=VALUE")
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
             out[key] = value
     return out
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """Inside the block, SIGTERM (a CI job cancelled, ``kill``) stops the work as Ctrl-C
+    does: what finished is kept and the run is marked interrupted."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,8 +1,7 @@
-"""``assay compare``, ``gate``, ``plan``, ``run-adaptive``: turning runs into decisions."""
+"""``assay compare``, ``gate``, ``plan``: turning runs into decisions."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated, cast
 
@@ -10,13 +9,12 @@ import typer
 from rich.markdown import Markdown
 
 from ..compare import MatchBy, TaskOutcome, compare_runs
-from ..compare.adaptive import Method, RoundReport, run_until_decided_async
 from ..compare.planning import plan as make_plan
 from ..compare.planning import task_icc
 from ..errors import AssayError
 from ..gate import evaluate, load_policy
 from ..report.junit import write_junit
-from ..report.markdown import adaptive_markdown, compare_markdown, gate_markdown, plan_markdown
+from ..report.markdown import compare_markdown, gate_markdown, plan_markdown
 from ..runner.api import Run
 from ..runner.plan import select_tasks
 from ..store.store import Store
@@ -29,7 +27,7 @@ MarkdownOpt = Annotated[
 ]
 
 
-def _write(path: Path, text: str, what: str) -> None:
+def write_text(path: Path, text: str, what: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -38,7 +36,7 @@ def _write(path: Path, text: str, what: str) -> None:
     err.print(f"{what} written to {path}")
 
 
-def _show(markdown: str) -> None:
+def show_markdown(markdown: str) -> None:
     out.print(Markdown(markdown))
 
 
@@ -89,11 +87,11 @@ def compare(
     )
     text = compare_markdown(result)
     if markdown is not None:
-        _write(markdown, text, "comparison")
+        write_text(markdown, text, "comparison")
     if as_json:
         print_json(result.to_dict())
     else:
-        _show(text)
+        show_markdown(text)
 
 
 @app.command()
@@ -127,11 +125,11 @@ def gate(
             raise AssayError(f"cannot write the JUnit XML to {junit}: {exc.strerror or exc}") from None
         err.print(f"JUnit XML written to {junit}")
     if markdown is not None:
-        _write(markdown, text, "gate summary")
+        write_text(markdown, text, "gate summary")
     if as_json:
         print_json(verdict.to_dict())
     else:
-        _show(text)
+        show_markdown(text)
     raise typer.Exit(verdict.exit_code)
 
 
@@ -202,98 +200,4 @@ def plan(
     if as_json:
         print_json(result.to_dict())
     else:
-        _show(plan_markdown(result))
-
-
-@app.command("run-adaptive")
-def run_adaptive(
-    suite: Annotated[
-        str | None, typer.Argument(help="Suite (default with --against: the baseline's suite).")
-    ] = None,
-    agent: Annotated[
-        str, typer.Option("--agent", "-a", help="Agent spec of the candidate.")
-    ] = "builtin:retail-careful",
-    against: Annotated[
-        str | None, typer.Option("--against", help="Baseline run id: paired test of a difference.")
-    ] = None,
-    threshold: Annotated[
-        float | None, typer.Option("--threshold", help="Rate test: is the success rate above this?")
-    ] = None,
-    mde: Annotated[float, typer.Option("--mde", help="Smallest difference worth detecting.")] = 0.05,
-    discordance: Annotated[
-        float | None,
-        typer.Option("--discordance", help="Paired: expected share of disagreeing pairs (3×mde)."),
-    ] = None,
-    alpha: Annotated[float, typer.Option("--alpha", help="Type-I error rate (exact).")] = 0.05,
-    power: Annotated[float, typer.Option("--power", help="Power at the MDE (exact).")] = 0.8,
-    method: Annotated[
-        str,
-        typer.Option("--method", help="sprt (calibrated, fewest trials) or msprt (always valid; paired)."),
-    ] = "sprt",
-    max_trials: Annotated[
-        int | None, typer.Option("--max-trials", min=1, help="Budget of trials (default: the full design).")
-    ] = None,
-    trials: Annotated[
-        int | None, typer.Option("--trials", "-k", min=1, help="Trials per task planned.")
-    ] = None,
-    round_size: Annotated[
-        int | None, typer.Option("--round-size", min=1, help="Trials per round (default: one per task).")
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Run seed (paired default: the baseline's).")
-    ] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Trials at once.")] = 8,
-    user: Annotated[
-        str | None, typer.Option("--user", help="User simulator (paired default: the baseline's).")
-    ] = None,
-    split: Annotated[str | None, typer.Option("--split", help="Rate test: only tasks of this split.")] = None,
-    tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="Rate test: only tasks with this tag.")
-    ] = None,
-    task: Annotated[list[str] | None, typer.Option("--task", help="Only this task id (repeatable).")] = None,
-    run_id: Annotated[str | None, typer.Option("--run-id", help="Name the run.")] = None,
-    markdown: MarkdownOpt = None,
-    store: StoreOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Run trials in rounds until a sequential test decides, or the budget is spent.
-
-    Example: assay run-adaptive retail --agent builtin:retail-flaky --against RUN_CAREFUL
-    """
-
-    def on_round(report: RoundReport) -> None:
-        s = report.state
-        err.print(f"round {report.round}: {report.trials} trials · {s.steps} test steps · {s.decision}")
-
-    result = asyncio.run(
-        run_until_decided_async(
-            suite,
-            agent,
-            against=against,
-            threshold=threshold,
-            mde=mde,
-            discordance=discordance,
-            alpha=alpha,
-            power=power,
-            method=cast(Method, method),
-            max_trials=max_trials,
-            trials=trials,
-            round_size=round_size,
-            seed=seed,
-            store=Store(store),
-            concurrency=concurrency,
-            user=user,
-            split=split,
-            tags=tag or (),
-            task_ids=task or (),
-            run_id=run_id,
-            on_round=on_round,
-        )
-    )
-    text = adaptive_markdown(result)
-    if markdown is not None:
-        _write(markdown, text, "adaptive summary")
-    if as_json:
-        print_json(result.to_dict())
-    else:
-        _show(text)
+        show_markdown(plan_markdown(result))

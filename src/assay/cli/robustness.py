@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from ..envs.faults import FaultPlan, load_fault_plan
 from ..envs.registry import get_domain
-from ..errors import AssayError, HarnessError
+from ..errors import AssayError
 from ..runner import api
 from ..runner.ray_executor import make_executor
+from ..runner.resolve import resolve
 from ..runner.robustness import robustness_report
 from ..store.store import Store
-from ..suites.loader import load_suite
-from .app import JsonOpt, StoreOpt, app, err, out, parse_params, print_json
+from .app import JsonOpt, app, err, out, print_json, terminate_as_interrupt
+from .run_options import build_spec, with_run_options
 
 
 def _num(x: float | None, digits: int = 3) -> str:
@@ -83,69 +82,43 @@ def render_robustness(report: dict[str, Any]) -> None:
 
 
 @app.command()
+@with_run_options
 def robustness(
-    suite: Annotated[str, typer.Argument(help="Suite folder, suite.yaml, or built-in name (retail).")],
-    agent: Annotated[
-        str, typer.Option("--agent", "-a", help="Agent spec: builtin:NAME, python:module:factory, ...")
-    ] = "builtin:retail-careful",
-    faults: Annotated[
-        str | None,
-        typer.Option("--faults", help="Fault plan file or TOOL:KIND@RATE,... (default: the suite's faults)."),
+    suite: Annotated[
+        str | None, typer.Argument(help="Suite folder, suite.yaml, or built-in name (retail).")
     ] = None,
-    trials: Annotated[
-        int | None, typer.Option("--trials", "-k", min=1, help="Trials per task (default: the suite's).")
-    ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Run seed, shared by both runs.")] = 0,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", "-j", min=1, help="Trials running at once.")
-    ] = 8,
-    executor: Annotated[str, typer.Option("--executor", help="local or ray (docs/scale.md).")] = "local",
-    ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster address.")] = None,
-    user: Annotated[str, typer.Option("--user", help="User simulator spec.")] = "scripted",
-    split: Annotated[str | None, typer.Option("--split", help="Only tasks of this split.")] = None,
-    tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="Only tasks with this tag (repeatable).")
-    ] = None,
-    task: Annotated[list[str] | None, typer.Option("--task", help="Only this task id (repeatable).")] = None,
-    param: Annotated[
-        list[str] | None, typer.Option("--param", "-p", help="Config parameter KEY=VALUE.")
-    ] = None,
-    store: StoreOpt = None,
     as_json: JsonOpt = False,
+    *,
+    options: dict[str, Any],
 ) -> None:
-    """Run a suite without and with injected tool faults; compare success, pass^k and
-    error recovery.
+    """Run a suite without and with injected tool faults (--faults, default: the suite's);
+    compare success, pass^k and error recovery. Both runs share every other option.
 
     Example: assay robustness retail -a builtin:retail-careful --faults get_order_details:timeout@0.3 -k 4
     """
-    loaded = load_suite(suite)
-    plan = load_fault_plan(faults) if faults is not None else load_fault_plan(_declared(loaded))
-    if not plan:
+    spec = build_spec(suite, options)
+    resolved = resolve(spec)  # checks the spec (and the fault plan's tools) before anything runs
+    if not resolved.fault_plan:
         raise AssayError("give --faults PLAN_FILE or TOOL:KIND@RATE,...; the suite declares no faults")
-    if "faults" not in inspect.signature(api.run_async).parameters:  # until runs carry fault plans
-        raise HarnessError("this build of assay cannot inject faults into runs (run_async has no faults=)")
-    st = Store(store)
-    runner = make_executor(executor, concurrency, ray_address)
-    common: dict[str, Any] = {
-        "user": user,
-        "split": split,
-        "tags": tag or (),
-        "task_ids": task or (),
-        "params": parse_params(param or []),
-        "executor": runner,
-    }
+    plan = resolved.fault_plan
+    base_spec = spec.model_copy(update={"faults": "none", "run_id": _named(spec.run_id, "nofaults")})
+    faulted_spec = spec.model_copy(
+        update={"faults": plan.model_dump(mode="json"), "run_id": _named(spec.run_id, "faults")}
+    )
+    st = Store(spec.store)
+    runner = make_executor(spec.executor, spec.concurrency, spec.ray_address)  # one for both runs
 
     async def both() -> tuple[api.Run, api.Run]:
         runs = []
-        for label, chosen in (("without faults", FaultPlan()), ("with faults", plan)):
+        for label, chosen in (("without faults", base_spec), ("with faults", faulted_spec)):
             if not as_json:
-                err.print(f"running {loaded.name} {label}...")
-            options = {**common, "faults": chosen}  # the fault plan of this run (docs/robustness.md)
-            runs.append(await api.run_async(suite, agent, trials, concurrency, seed, st, **options))
+                err.print(f"running {resolved.suite.name} {label}...")
+            runs.append(await api.run_async(chosen, store=st, executor=runner))
         return runs[0], runs[1]
 
     try:
-        base, faulted = asyncio.run(both())
+        with terminate_as_interrupt():
+            base, faulted = asyncio.run(both())
     finally:
         getattr(runner, "close", lambda: None)()
     transcripts = {
@@ -156,12 +129,12 @@ def robustness(
         faulted.results,
         transcripts,
         k_max=base.info.trials_per_task,
-        write_tools=get_domain(loaded.domain).toolkit.write_tools(),
+        write_tools=get_domain(resolved.suite.domain).toolkit.write_tools(),
     )
     report.update(
-        agent=agent,
-        suite=loaded.name,
-        seed=seed,
+        agent=resolved.config.agent,
+        suite=resolved.suite.name,
+        seed=base.info.seed,
         plan=plan.describe(),
         fault_plan=plan.model_dump(mode="json"),
         runs={"baseline": base.run_id, "faulted": faulted.run_id},
@@ -172,5 +145,5 @@ def robustness(
         render_robustness(report)
 
 
-def _declared(suite: Any) -> Any:
-    return getattr(suite.defaults, "faults", None)
+def _named(run_id: str | None, suffix: str) -> str | None:
+    return None if run_id is None else f"{run_id}-{suffix}"

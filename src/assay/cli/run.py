@@ -4,241 +4,258 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..core.results import RunInfo, TrialResult
+from ..core.spec import RunSpec
 from ..errors import AssayError, SuiteError
-from ..llm.cassette import Cassette
 from ..report.console import render_runs, render_summary, render_transcript, render_trials
-from ..runner.api import Run, pick_trial, run_async
+from ..runner.api import Run, pick_trial, resume_async, run_async
 from ..runner.ray_executor import make_executor
 from ..store.store import Store
 from ..suites.loader import load_suite
-from .app import JsonOpt, StoreOpt, app, err, out, parse_params, print_json
+from .app import JsonOpt, StoreOpt, app, err, out, print_json, terminate_as_interrupt
+from .run_options import build_spec, given, spec_fields, with_run_options
+
+_DECIDE = "Adaptive trials (with --until-decided)"
 
 
 @app.command()
+@with_run_options
 def run(
     suite: Annotated[
         str | None, typer.Argument(help="Suite folder, suite.yaml, or built-in name (retail).")
     ] = None,
-    agent: Annotated[
-        str, typer.Option("--agent", "-a", help="Agent spec: builtin:NAME, python:module:factory, ...")
-    ] = "builtin:retail-careful",
-    trials: Annotated[
-        int | None, typer.Option("--trials", "-k", min=1, help="Trials per task (default: the suite's).")
-    ] = None,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", "-j", min=1, help="Trials running at once.")
-    ] = 8,
-    executor: Annotated[
-        str, typer.Option("--executor", help="Where trials run: local (asyncio) or ray (docs/scale.md).")
-    ] = "local",
-    ray_address: Annotated[
-        str | None,
-        typer.Option("--ray-address", help="Ray cluster: auto or ray://HOST:PORT (default: start one)."),
-    ] = None,
-    faults: Annotated[
-        str | None,
-        typer.Option("--faults", help="Tool faults: plan file or TOOL:KIND@RATE,... (docs/robustness.md)."),
-    ] = None,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Run seed: templated tasks and trial seeds derive from it.")
-    ] = 0,
-    user: Annotated[str, typer.Option("--user", help="User simulator spec (scripted, ...).")] = "scripted",
-    split: Annotated[
-        str | None,
-        typer.Option("--split", help="Only tasks of this split (regression, capability, holdout)."),
-    ] = None,
-    tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="Only tasks with this capability tag (repeatable).")
-    ] = None,
-    task: Annotated[list[str] | None, typer.Option("--task", help="Only this task id (repeatable).")] = None,
-    param: Annotated[
-        list[str] | None,
-        typer.Option("--param", "-p", help="Config parameter KEY=VALUE (JSON value), e.g. temperature=0."),
-    ] = None,
-    model_option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model-option",
-            "-m",
-            help="Model client setting KEY=VALUE: base_url, max_retries, rpm, tpm, max_concurrency, ...",
-        ),
-    ] = None,
-    judge: Annotated[
-        list[str] | None,
-        typer.Option("--judge", help="LLM judge model spec (repeat for a panel), e.g. openai:gpt-4o."),
-    ] = None,
-    judge_option: Annotated[
-        list[str] | None,
-        typer.Option("--judge-option", help="Judge client setting KEY=VALUE (base_url, pricing, cache...)."),
-    ] = None,
-    cache: Annotated[
-        bool, typer.Option("--cache", help="Cache agent and user model responses on disk.")
-    ] = False,
-    pricing: Annotated[
-        str | None, typer.Option("--pricing", help="Pricing YAML file (USD per million tokens).")
-    ] = None,
-    record: Annotated[
-        str | None, typer.Option("--record", help="Record every model exchange to this cassette file.")
-    ] = None,
-    replay: Annotated[
-        str | None, typer.Option("--replay", help="Replay model exchanges from this cassette file.")
-    ] = None,
-    max_cost_usd: Annotated[
-        float | None, typer.Option("--max-cost-usd", help="Per-trial cost budget.")
-    ] = None,
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Per-trial token budget.")] = None,
-    run_id: Annotated[str | None, typer.Option("--run-id", help="Name the run (default: generated).")] = None,
     resume: Annotated[
-        str | None, typer.Option("--resume", help="Resume this run: only its missing trials run.")
+        str | None,
+        typer.Option("--resume", help="Resume this run (its missing and harness-error trials)."),
+    ] = None,
+    retry_errors: Annotated[
+        str | None,
+        typer.Option("--retry-errors", help="Run again the harness-error trials of this run."),
     ] = None,
     until_decided: Annotated[
         bool,
         typer.Option(
             "--until-decided",
             help="Run in rounds and stop when a sequential test decides (with --against or --threshold).",
+            rich_help_panel=_DECIDE,
         ),
     ] = False,
     against: Annotated[
-        str | None, typer.Option("--against", help="With --until-decided: the baseline run to beat.")
+        str | None,
+        typer.Option("--against", help="The baseline run to beat (paired test).", rich_help_panel=_DECIDE),
     ] = None,
     threshold: Annotated[
         float | None,
-        typer.Option("--threshold", help="With --until-decided: is the success rate above this?"),
+        typer.Option("--threshold", help="Rate test: is success above this?", rich_help_panel=_DECIDE),
     ] = None,
     mde: Annotated[
-        float, typer.Option("--mde", help="With --until-decided: smallest difference worth detecting.")
-    ] = 0.05,
-    max_trials: Annotated[
-        int | None, typer.Option("--max-trials", min=1, help="With --until-decided: budget of trials.")
+        float | None,
+        typer.Option("--mde", help="Smallest difference worth detecting (0.05).", rich_help_panel=_DECIDE),
     ] = None,
-    store: StoreOpt = None,
+    alpha: Annotated[
+        float | None,
+        typer.Option("--alpha", help="Type-I error rate (default 0.05).", rich_help_panel=_DECIDE),
+    ] = None,
+    power: Annotated[
+        float | None, typer.Option("--power", help="Power at the MDE (default 0.8).", rich_help_panel=_DECIDE)
+    ] = None,
+    method: Annotated[
+        str | None,
+        typer.Option("--method", help="sprt (default) or msprt (paired).", rich_help_panel=_DECIDE),
+    ] = None,
+    discordance: Annotated[
+        float | None,
+        typer.Option("--discordance", help="Paired: share of disagreeing pairs.", rich_help_panel=_DECIDE),
+    ] = None,
+    max_trials: Annotated[
+        int | None, typer.Option("--max-trials", help="Budget of trials.", rich_help_panel=_DECIDE)
+    ] = None,
+    round_size: Annotated[
+        int | None, typer.Option("--round-size", help="Trials per round.", rich_help_panel=_DECIDE)
+    ] = None,
+    markdown: Annotated[
+        Path | None,
+        typer.Option("--markdown", help="With --until-decided: also write the summary as Markdown."),
+    ] = None,
     as_json: JsonOpt = False,
+    *,
+    options: dict[str, Any],
 ) -> None:
     """Run a suite: every task k times, graded, stored.
 
     Example: assay run retail --agent builtin:retail-hasty -k 4 --json
     """
-    if until_decided:
-        from .decide import run_adaptive
-
-        if (against is None) == (threshold is None):
-            raise AssayError("--until-decided needs exactly one of --against RUN_ID or --threshold RATE")
-        run_adaptive(
-            suite,
-            agent,
+    decide = {
+        k: v
+        for k, v in dict(
             against=against,
             threshold=threshold,
             mde=mde,
+            alpha=alpha,
+            power=power,
+            method=method,
+            discordance=discordance,
             max_trials=max_trials,
-            trials=trials,
-            seed=seed if seed else None,
-            concurrency=concurrency,
-            user=user if user != "scripted" else None,
-            split=split,
-            tag=tag,
-            task=task,
-            run_id=run_id,
-            store=store,
-            as_json=as_json,
-            discordance=None,
-            alpha=0.05,
-            power=0.8,
-            method="sprt",
-            round_size=None,
-            markdown=None,
-        )
-        return
-    if suite is None and resume is None:
-        raise AssayError("give a SUITE to run, or --resume RUN_ID")
-    if record and replay:
-        raise AssayError("--record and --replay exclude each other")
-    model_options: dict[str, Any] = parse_params(model_option or [])
-    if cache:
-        model_options["cache"] = True
-    if pricing:
-        model_options["pricing"] = pricing
-    limits = {
-        k: v for k, v in {"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}.items() if v is not None
+            round_size=round_size,
+        ).items()
+        if v is not None
     }
-    cassette = Cassette(record, "record") if record else Cassette(replay, "replay") if replay else None
-    runner = make_executor(executor, concurrency, ray_address)
-    st = Store(store)
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[status]}"),
-        console=err,
-        disable=not err.is_terminal,
-    )
-    bar: dict[str, Any] = {}
-    rewards: Counter[str] = Counter()
-
-    def on_start(info: RunInfo) -> None:
-        bar["id"] = progress.add_task(info.run_id, total=info.planned_trials, status="")
-        if not as_json:
-            err.print(f"run [bold]{info.run_id}[/] · {info.planned_trials} trials · store {st.url}")
-
-    def on_result(result: TrialResult, done: int, total: int) -> None:
-        rewards["pass" if result.reward == 1 else "fail" if result.reward == 0 else "excluded"] += 1
-        status = " ".join(f"{k} {v}" for k, v in sorted(rewards.items()))
-        progress.update(bar["id"], completed=done, status=status)
-
-    started: dict[str, RunInfo] = {}
-
-    def remember(info: RunInfo) -> None:
-        started["info"] = info
-        on_start(info)
-
-    try:
-        with progress:
-            result = asyncio.run(
-                run_async(
-                    suite if suite is not None else "",
-                    agent,
-                    trials,
-                    concurrency,
-                    seed,
-                    st,
-                    user=user,
-                    split=split,
-                    tags=tag or (),
-                    task_ids=task or (),
-                    params=parse_params(param or []),
-                    model_options=model_options,
-                    cassette=cassette,
-                    limits=limits,
-                    judges=judge or (),
-                    judge_options=parse_params(judge_option or []),
-                    faults=faults,
-                    executor=runner,
-                    run_id=run_id,
-                    resume=resume,
-                    progress=on_result,
-                    on_start=remember,
-                )
+    if decide and not until_decided:
+        raise AssayError(f"--{next(iter(decide)).replace('_', '-')} needs --until-decided")
+    if markdown is not None and not until_decided:
+        raise AssayError("--markdown needs --until-decided (see also assay compare/gate --markdown)")
+    target = resume or retry_errors
+    if target is not None:
+        if suite is not None or until_decided or (resume and retry_errors):
+            raise AssayError(
+                "--resume/--retry-errors take a run id alone: the run keeps its own suite and spec"
             )
+        _resume(target, bool(retry_errors), options, as_json)
+        return
+    if until_decided:
+        spec = build_spec(suite or _baseline_suite(against, options), options, decide=decide)
+        _adaptive(spec, markdown, as_json)
+        return
+    _run(build_spec(suite, options), as_json)
+
+
+def _baseline_suite(against: str | None, options: dict[str, Any]) -> str | None:
+    """With --against and no SUITE: the baseline run's suite."""
+    if against is None:
+        return None
+    return Store(options.get("store")).get_run(against).suite_source
+
+
+class _Progress:
+    """A progress bar on stderr (when it is a terminal) with pass/fail counts."""
+
+    def __init__(self, store: Store, as_json: bool):
+        self.store, self.as_json = store, as_json
+        self.bar = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[status]}"),
+            console=err,
+            disable=not err.is_terminal,
+        )
+        self.task: Any = None
+        self.counts: Counter[str] = Counter()
+        self.info: RunInfo | None = None
+
+    def start(self, info: RunInfo) -> None:
+        self.info = info
+        self.task = self.bar.add_task(escape(info.run_id), total=info.planned_trials, status="")
+        if not self.as_json:
+            err.print(
+                f"run [bold]{escape(info.run_id)}[/] · {info.planned_trials} trials · store {self.store.url}"
+            )
+
+    def result(self, result: TrialResult, done: int, total: int) -> None:
+        if self.task is None:  # a run started without on_start (adaptive rounds)
+            self.task = self.bar.add_task(escape(result.run_id), total=total, status="")
+        self.counts["pass" if result.reward == 1 else "fail" if result.reward == 0 else "excluded"] += 1
+        status = " ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
+        self.bar.update(self.task, completed=done, status=status)
+
+
+def _executing(store: Store, as_json: bool, start: Callable[[_Progress], Any]) -> Any:
+    """Run ``start(progress)`` (a coroutine) with a progress bar; Ctrl-C and SIGTERM
+    mark the run interrupted and say how to resume it."""
+    progress = _Progress(store, as_json)
+    try:
+        with progress.bar, terminate_as_interrupt():
+            return asyncio.run(start(progress))
     except KeyboardInterrupt:
-        rid = started["info"].run_id if "info" in started else None
-        err.print(f"[yellow]interrupted[/]; resume with: assay run --resume {rid}" if rid else "interrupted")
+        rid = progress.info.run_id if progress.info else None
+        err.print(
+            f"[yellow]interrupted[/]; resume with: assay run --resume {escape(rid)}" if rid else "interrupted"
+        )
         raise typer.Exit(130) from None
-    finally:
-        getattr(runner, "close", lambda: None)()  # a Ray started for this run stops with it
-    summary = result.summary()
+
+
+def _finish(run: Run, as_json: bool) -> None:
+    summary = run.summary()
     if as_json:
-        print_json(summary)
+        print_json(summary.to_dict())
     else:
         render_summary(summary, out)
-    if summary["excluded"]["by_termination"].get("harness_error"):
+    if summary.excluded.by_termination.get("harness_error"):
         err.print("[red]some trials ended in harness errors (not counted against the agent); exit code 3[/]")
         raise typer.Exit(3)
+
+
+def _run(spec: RunSpec, as_json: bool) -> None:
+    store = Store(spec.store)
+
+    def start(p: _Progress) -> Any:
+        return run_async(spec, store=store, progress=p.result, on_start=p.start)
+
+    _finish(_executing(store, as_json, start), as_json)
+
+
+def _resume(run_id: str, retry: bool, options: dict[str, Any], as_json: bool) -> None:
+    allowed = {"store", "concurrency", "executor", "ray_address", "model_option", "judge_option"}
+    extra = [flag for flag in given({k: v for k, v in options.items() if k not in allowed})]
+    if extra:
+        raise AssayError(f"{extra[0]} cannot be given with --resume: a resumed run keeps its own spec")
+    store = Store(options.get("store"))
+    info = store.get_run(run_id)
+    secrets = spec_fields({k: options.get(k) for k in ("model_option", "judge_option")})
+    executor = make_executor(
+        options.get("executor") or info.spec.executor,
+        options.get("concurrency") or info.spec.concurrency,
+        options.get("ray_address") or (info.spec.ray_address if not options.get("executor") else None),
+    )
+
+    def start(p: _Progress) -> Any:
+        return resume_async(
+            run_id,
+            store=store,
+            retry_errors=retry,
+            secrets=secrets,
+            executor=executor,
+            progress=p.result,
+            on_start=p.start,
+        )
+
+    try:
+        _finish(_executing(store, as_json, start), as_json)
+    finally:
+        getattr(executor, "close", lambda: None)()
+
+
+def _adaptive(spec: RunSpec, markdown: Path | None, as_json: bool) -> None:
+    from ..compare.adaptive import RoundReport, run_until_decided_async
+    from ..report.markdown import adaptive_markdown
+    from .decide import show_markdown, write_text
+
+    def on_round(report: RoundReport) -> None:
+        s = report.state
+        err.print(f"round {report.round}: {report.trials} trials · {s.steps} test steps · {s.decision}")
+
+    store = Store(spec.store)
+
+    def start(p: _Progress) -> Any:
+        return run_until_decided_async(spec, store=store, progress=p.result, on_round=on_round)
+
+    result = _executing(store, as_json, start)
+    text = adaptive_markdown(result)
+    if markdown is not None:
+        write_text(markdown, text, "adaptive summary")
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        show_markdown(text)
 
 
 @app.command()
@@ -320,7 +337,7 @@ def show(
     if task is None:
         summary = Run.load(run_id, st).summary()
         if as_json:
-            print_json(summary)
+            print_json(summary.to_dict())
         else:
             render_summary(summary, out)
         return

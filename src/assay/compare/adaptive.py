@@ -22,15 +22,16 @@ import asyncio
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
-from ..core.task import Suite
+from ..core.spec import DecideSpec, RunSpec
 from ..errors import AssayError
-from ..runner.api import Progress, Run, run_async
-from ..runner.executor import LocalExecutor, OnResult
+from ..runner.api import Progress, Run, resume_async, run_async
+from ..runner.executor import Executor, OnResult
 from ..runner.orchestrator import TrialJob
 from ..runner.plan import select_tasks
+from ..runner.ray_executor import make_executor
+from ..runner.resolve import make_spec
 from ..stats import discordant_msprt
 from ..store.store import Store
 from ..suites.instantiate import instantiate
@@ -103,11 +104,11 @@ class AdaptiveResult:
 
 
 class _Round:
-    """Executor that runs only the next ``limit`` planned trials."""
+    """Executor that runs only the next ``limit`` planned trials on ``inner``."""
 
-    def __init__(self, limit: int, concurrency: int):
+    def __init__(self, limit: int, inner: Executor):
         self.limit = limit
-        self.inner = LocalExecutor(concurrency)
+        self.inner = inner
 
     async def execute(self, jobs: Iterable[TrialJob], on_result: OnResult) -> None:
         await self.inner.execute(itertools.islice(jobs, self.limit), on_result)
@@ -161,151 +162,176 @@ def _verdict_rate(state: SequentialState, p0: float, p1: float, trials: int, bud
     return "undecided", f"the budget is spent ({rate}; {spent})"
 
 
-async def run_until_decided_async(
-    suite: Suite | str | Path | None,
-    agent: str,
-    *,
-    against: str | None = None,
-    threshold: float | None = None,
-    mde: float = 0.05,
-    discordance: float | None = None,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    method: Method = "sprt",
-    max_trials: int | None = None,
-    trials: int | None = None,
-    round_size: int | None = None,
-    seed: int | None = None,
-    store: Store | str | None = None,
-    concurrency: int = 8,
-    user: str | None = None,
-    split: str | None = None,
-    tags: Iterable[str] = (),
-    task_ids: Iterable[str] = (),
-    run_id: str | None = None,
-    params: dict[str, Any] | None = None,
-    progress: Progress | None = None,
-    on_round: Callable[[RoundReport], None] | None = None,
-    **run_options: Any,
-) -> AdaptiveResult:
-    """Run ``agent`` in rounds until the sequential test decides or ``max_trials`` are spent.
-
-    Give exactly one of ``against`` (baseline run id: paired test of a difference of
-    ``mde`` at discordance ``discordance``, default ``3·mde``) or ``threshold`` (rate
-    test of ``threshold`` vs ``threshold + mde``). ``alpha`` and ``power`` are exact
-    for the calibrated design. ``method="msprt"`` (paired only) stops instead on the
-    always-valid mixture SPRT: valid under any peeking, no design alternative, more
-    trials. ``user`` defaults to the baseline's simulator (paired) or ``scripted``; other
-    keyword arguments (``model_options``, ``limits``, ``judges``, ...) go to
-    :func:`assay.runner.api.run_async` when the run is created. The result holds a
-    normal stored :class:`Run`.
-    """
-    if (against is None) == (threshold is None):
-        raise AssayError("give exactly one of --against RUN_ID (paired test) or --threshold RATE (rate test)")
-    if not 0 < mde < 1:
-        raise AssayError(f"--mde must be between 0 and 1, got {mde}")
-    if method not in ("sprt", "msprt") or (method == "msprt" and against is None):
-        raise AssayError(f"--method must be sprt, or msprt with --against (a paired test), not {method!r}")
-    if not 0 < alpha < 0.5:
-        raise AssayError(f"--alpha must be between 0 and 0.5, got {alpha}")
-    for name, value in (("--max-trials", max_trials), ("--round-size", round_size), ("--trials", trials)):
-        if value is not None and value < 1:
-            raise AssayError(f"{name} must be at least 1, got {value}")
-    st = store if isinstance(store, Store) else Store(store)
-    baseline: Run | None = None
+def _design(decide: DecideSpec, baseline: Run | None) -> SequentialDesign:
     try:
-        if against is not None:
-            baseline = Run.load(against, st)
-            psi = discordance if discordance is not None else min(1.0, 3 * mde)
-            design = design_paired(theta_for(mde, psi), alpha, power, mde=mde)
-        else:
-            assert threshold is not None
-            design = design_rate(threshold, threshold + mde, alpha, power, max_steps=max_trials)
+        if baseline is not None:
+            psi = decide.discordance if decide.discordance is not None else min(1.0, 3 * decide.mde)
+            return design_paired(theta_for(decide.mde, psi), decide.alpha, decide.power, mde=decide.mde)
+        assert decide.threshold is not None
+        return design_rate(
+            decide.threshold,
+            decide.threshold + decide.mde,
+            decide.alpha,
+            decide.power,
+            max_steps=decide.max_trials,
+        )
     except ValueError as exc:
         raise AssayError(f"cannot design the sequential test: {exc}") from None
-    if baseline is not None:
-        source: Suite | str | Path = suite if suite is not None else baseline.info.suite_source
-        loaded = source if isinstance(source, Suite) else load_suite(source)
-        if loaded.hash != baseline.info.suite_hash:
-            raise AssayError(
-                f"suite {loaded.name} has hash {loaded.hash} but baseline run {against} used hash "
-                f"{baseline.info.suite_hash}; a paired test needs the same suite version"
-            )
-        wanted = set(task_ids)
-        chosen = [t for t in baseline.info.task_ids if not wanted or t in wanted]
-        k = trials or baseline.info.trials_per_task
-        if k > baseline.info.trials_per_task:
-            raise AssayError(
-                f"the baseline run has {baseline.info.trials_per_task} trials per task; a paired test "
-                f"cannot use more (got {k})"
-            )
-        seed = baseline.info.seed if seed is None else seed
-        user = user or baseline.info.config.user
-        filters: dict[str, Any] = {"task_ids": chosen}
+
+
+def paired_spec(spec: RunSpec, baseline: Run) -> tuple[RunSpec, int]:
+    """A paired candidate runs the baseline's suite, tasks, seed and user unless told
+    otherwise, and at most the baseline's trials per task."""
+    base = baseline.info
+    loaded = load_suite(spec.suite or base.suite_source)
+    if loaded.hash != base.suite_hash:
+        raise AssayError(
+            f"suite {loaded.name} has hash {loaded.hash} but baseline run {base.run_id} used hash "
+            f"{base.suite_hash}; a paired test needs the same suite version"
+        )
+    wanted = set(spec.task_ids)
+    chosen = [t for t in base.task_ids if not wanted or t in wanted]
+    k = spec.trials or base.trials_per_task
+    if k > base.trials_per_task:
+        raise AssayError(
+            f"the baseline run has {base.trials_per_task} trials per task; a paired test cannot use more "
+            f"(got {k})"
+        )
+    update = {
+        "suite": spec.suite or base.suite_source,
+        "seed": base.seed if spec.seed is None else spec.seed,
+        "user": spec.user or base.config.user,
+        "trials": k,
+        "split": None,
+        "tags": [],
+        "task_ids": chosen,
+    }
+    return spec.model_copy(update=update), len(chosen)
+
+
+def rate_spec(spec: RunSpec, design: SequentialDesign, max_trials: int | None) -> tuple[RunSpec, int]:
+    """A rate test runs the spec's tasks with enough trials per task for the design."""
+    loaded = load_suite(spec.suite)
+    chosen = [
+        t.id
+        for t in select_tasks(
+            instantiate(loaded, spec.seed or 0), split=spec.split, tags=spec.tags, task_ids=spec.task_ids
+        )
+    ]
+    if not chosen:
+        raise AssayError(f"no task of suite {loaded.name} matches the filters given")
+    k = spec.trials or -(-(max_trials or design.max_steps) // len(chosen))
+    return spec.model_copy(update={"trials": k}), len(chosen)
+
+
+def adaptive_spec(suite: str | None, store: Store, **fields: Any) -> RunSpec:
+    """The spec of an adaptive run from keyword arguments: run-spec fields plus the
+    decide fields (``against``, ``threshold``, ``mde``, ...). With ``against`` and no
+    suite, the baseline run's suite."""
+    decide = {k: fields.pop(k) for k in list(fields) if k in DecideSpec.model_fields}
+    if suite is None and decide.get("against") is not None:
+        suite = store.get_run(decide["against"]).suite_source
+    if suite is None:
+        raise AssayError("give a SUITE to run (or --against RUN_ID, whose suite is then used)")
+    return make_spec(suite, decide=decide, **fields)
+
+
+async def run_until_decided_async(
+    spec: RunSpec | str | None,
+    *,
+    store: Store | str | None = None,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+    on_round: Callable[[RoundReport], None] | None = None,
+    **fields: Any,
+) -> AdaptiveResult:
+    """Run ``spec`` in rounds until its sequential test (``spec.decide``) decides or
+    ``max_trials`` are spent. ``spec`` may also be a suite (or None with ``against``)
+    with the spec's and the decide settings' fields as keyword arguments.
+
+    ``decide.against`` (a baseline run id: paired test of a difference of ``mde`` at
+    discordance ``discordance``, default ``3·mde``) or ``decide.threshold`` (rate test of
+    ``threshold`` vs ``threshold + mde``). ``alpha`` and ``power`` are exact for the
+    calibrated design; ``method="msprt"`` (paired only) stops on the always-valid
+    mixture SPRT instead. The result holds a normal stored :class:`Run`.
+    """
+    if not isinstance(spec, RunSpec):
+        st = store if isinstance(store, Store) else Store(store if store is not None else fields.get("store"))
+        spec = adaptive_spec(spec, st, **fields)
     else:
-        if suite is None:
-            raise AssayError("give a SUITE to run")
-        source = suite
-        loaded = suite if isinstance(suite, Suite) else load_suite(suite)
-        seed = 0 if seed is None else seed
-        tags, task_ids = tuple(tags), tuple(task_ids)
-        chosen = [
-            t.id for t in select_tasks(instantiate(loaded, seed), split=split, tags=tags, task_ids=task_ids)
-        ]
-        if not chosen:
-            raise AssayError(f"no task of suite {loaded.name} matches the filters given")
-        k = trials or -(-(max_trials or design.max_steps) // len(chosen))
-        filters = {"split": split, "tags": tuple(tags), "task_ids": tuple(task_ids)}
-    budget = min(max_trials or len(chosen) * k, len(chosen) * k)
-    size = round_size or len(chosen)
-    order = _plan_order(chosen, k)
-    base = {} if baseline is None else {r.key: r.reward for r in baseline.results}
-    rid: str | None = None
-    rounds: list[RoundReport] = []
-    pairs: list[tuple[str, int]] = []
-    done = 0
-    while True:
-        executor = _Round(min(size, budget - done), concurrency)
-        if rid is None:
-            run = await run_async(
-                source,
-                agent,
-                k,
-                concurrency,
-                seed,
-                st,
-                user=user or "scripted",
-                run_id=run_id,
-                params=params,
-                executor=executor,
-                progress=progress,
-                **filters,
-                **run_options,
-            )
-            rid = run.run_id
-            if run.info.task_ids != chosen:
-                raise AssayError(f"run {rid} did not plan the tasks asked for; check the suite and filters")
-        else:
-            await run_async(source, agent, resume=rid, store=st, executor=executor, progress=progress)
-        rewards = {r.key: r.reward for r in st.load_results(rid)}
-        done = len(rewards)
-        keys = _prefix(order, rewards)
-        if baseline is not None:
-            pairs = [key for key in keys if rewards[key] is not None and base.get(key) is not None]
-            xa, xb = [base[p] or 0 for p in pairs], [rewards[p] or 0 for p in pairs]
-            state = paired_path(xa, xb, design) if method == "sprt" else msprt_path(xa, xb, alpha, mde)
-        else:
-            state = rate_path([rewards[key] or 0 for key in keys if rewards[key] is not None], design)
-        report = RoundReport(len(rounds) + 1, done, state)
-        rounds.append(report)
-        if on_round is not None:
-            on_round(report)
-        if state.decision != "continue" or done >= budget:
-            break
-    result = _result(Run.load(rid, st), design, state, budget, rounds, baseline, mde, pairs)
-    if method == "msprt":
+        st = store if isinstance(store, Store) else Store(store if store is not None else spec.store)
+    decide = spec.decide
+    if decide is None:
+        raise AssayError("an adaptive run needs the decide settings (--against RUN_ID or --threshold RATE)")
+    baseline = Run.load(decide.against, st) if decide.against is not None else None
+    design = _design(decide, baseline)
+    spec, n_tasks = (
+        paired_spec(spec, baseline) if baseline is not None else rate_spec(spec, design, decide.max_trials)
+    )
+    size = decide.round_size or n_tasks
+    state, rounds, pairs, run = await _rounds(spec, size, st, design, baseline, executor, progress, on_round)
+    result = _result(run, design, state, _budget(spec, run), rounds, baseline, decide.mde, pairs)
+    if decide.method == "msprt":
         result.design, result.method = None, "msprt"
     return result
+
+
+def _budget(spec: RunSpec, run: Run) -> int:
+    planned = run.info.planned_trials
+    return min(spec.decide.max_trials or planned, planned) if spec.decide else planned
+
+
+async def _rounds(
+    spec: RunSpec,
+    size: int,
+    st: Store,
+    design: SequentialDesign,
+    baseline: Run | None,
+    executor: Executor | None,
+    progress: Progress | None,
+    on_round: Callable[[RoundReport], None] | None,
+) -> tuple[SequentialState, list[RoundReport], list[tuple[str, int]], Run]:
+    """Run round after round, updating the test after each, until it decides."""
+    assert spec.decide is not None
+    decide = spec.decide
+    inner = executor or make_executor(spec.executor, spec.concurrency, spec.ray_address)
+    base = {} if baseline is None else {r.key: r.reward for r in baseline.results}
+    rounds: list[RoundReport] = []
+    pairs: list[tuple[str, int]] = []
+    run: Run | None = None
+    done, budget = 0, 0
+    try:
+        while True:
+            if run is None:
+                run = await run_async(spec, store=st, executor=_Round(size, inner), progress=progress)
+                budget = _budget(spec, run)
+                order = _plan_order(run.info.task_ids, run.info.trials_per_task)
+            else:
+                round_exec = _Round(min(size, budget - done), inner)
+                await resume_async(run.run_id, store=st, executor=round_exec, progress=progress)
+            rewards = {r.key: r.reward for r in st.load_results(run.run_id)}
+            done = len(rewards)
+            keys = _prefix(order, rewards)
+            if baseline is not None:
+                pairs = [key for key in keys if rewards[key] is not None and base.get(key) is not None]
+                xa, xb = [base[p] or 0 for p in pairs], [rewards[p] or 0 for p in pairs]
+                method = decide.method
+                state = (
+                    paired_path(xa, xb, design)
+                    if method == "sprt"
+                    else msprt_path(xa, xb, decide.alpha, decide.mde)
+                )
+            else:
+                state = rate_path([rewards[key] or 0 for key in keys if rewards[key] is not None], design)
+            report = RoundReport(len(rounds) + 1, done, state)
+            rounds.append(report)
+            if on_round is not None:
+                on_round(report)
+            if state.decision != "continue" or done >= budget:
+                return state, rounds, pairs, Run.load(run.run_id, st)
+    finally:
+        if executor is None:
+            getattr(inner, "close", lambda: None)()
 
 
 def _result(
@@ -334,6 +360,6 @@ def _result(
     return AdaptiveResult(run, "paired", design, state, budget, verdict, line, baseline.run_id, p, rounds)
 
 
-def run_until_decided(suite: Suite | str | Path | None, agent: str, **options: Any) -> AdaptiveResult:
+def run_until_decided(spec: RunSpec | str | None, **options: Any) -> AdaptiveResult:
     """Synchronous twin of :func:`run_until_decided_async`."""
-    return asyncio.run(run_until_decided_async(suite, agent, **options))
+    return asyncio.run(run_until_decided_async(spec, **options))

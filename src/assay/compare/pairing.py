@@ -24,6 +24,8 @@ from typing import Literal, Protocol
 
 from ..core.results import RunInfo, TaskMeta, TrialResult
 from ..errors import AssayError
+from ..metrics.frame import TrialFrame
+from ..metrics.summary_model import RunSummary
 
 MatchBy = Literal["task", "trial"]
 #: How a task's k trials become one pass/fail: ``all`` (every counted trial passed: the
@@ -69,6 +71,12 @@ class RunLike(Protocol):
 
     @property
     def results(self) -> list[TrialResult]: ...
+
+    def summary(self) -> RunSummary: ...
+
+    def frame(self) -> TrialFrame: ...
+
+    def task_results(self, task_id: str) -> list[TrialResult]: ...
 
 
 def trial_values(result: TrialResult) -> dict[str, float]:

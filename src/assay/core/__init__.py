@@ -18,6 +18,7 @@ from .results import (
     TrialResult,
     reward_of,
 )
+from .spec import DecideSpec, RunSpec, is_secret_option, redact_options
 from .task import (
     SPLITS,
     STRATA,
@@ -43,6 +44,7 @@ __all__ = [
     "TERMINATIONS",
     "Action",
     "Config",
+    "DecideSpec",
     "GradeResult",
     "GraderSpec",
     "InitialState",
@@ -54,6 +56,7 @@ __all__ = [
     "Role",
     "RootCause",
     "RunInfo",
+    "RunSpec",
     "Span",
     "SpanKind",
     "Split",
@@ -72,6 +75,8 @@ __all__ = [
     "canonical_json",
     "derive_seed",
     "import_object",
+    "is_secret_option",
+    "redact_options",
     "reward_of",
     "stable_hash",
 ]

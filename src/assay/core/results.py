@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .hashing import stable_hash
+from .spec import RunSpec
 from .transcript import Transcript
 
 Termination = Literal[
@@ -111,6 +112,18 @@ class Trial:
     seed: int
 
 
+#: Counters of one role's model usage in a trial (``TrialResult.usage[role]``), besides its cost.
+USAGE_FIELDS = (
+    "calls",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "retries",
+    "cached_calls",
+    "missing_usage",
+)
+
+
 @dataclass(slots=True)
 class TrialResult:
     """Everything recorded about one finished trial (the seeds' EvalRecord)."""
@@ -158,11 +171,12 @@ class TrialResult:
 
 
 class Config(BaseModel):
-    """What is under test. Its hash identifies the configuration across runs."""
+    """What is under test. Its hash identifies the configuration across runs: two runs
+    with the same agent, user, prompt version, flags and params share it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    agent: str = "builtin:retail-careful"
+    agent: str
     user: str = "scripted"
     model: str | None = None
     prompt_version: str | None = None
@@ -174,8 +188,12 @@ class Config(BaseModel):
         return stable_hash(self.model_dump(mode="json"))
 
 
+RunStatus = Literal["running", "finished", "interrupted"]
+
+
 class RunInfo(BaseModel):
-    """A run's identity and provenance, plus what is needed to resume it."""
+    """A run's identity and provenance: its spec (as given, secrets redacted) and what
+    resolving it gave (suite version, configuration, tasks), plus what resuming needs."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -190,10 +208,10 @@ class RunInfo(BaseModel):
     seed: int
     trials_per_task: int
     task_ids: list[str]
-    filters: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
-    """Run settings that do not change what is under test (model cache, pricing file)."""
-    status: Literal["running", "finished", "interrupted"] = "running"
+    spec: RunSpec
+    fault_plan: dict[str, Any] | None = None
+    """The fault plan the spec resolved to (a FaultPlan as JSON), for every trial."""
+    status: RunStatus = "running"
     git_commit: str | None = None
     versions: dict[str, str] = Field(default_factory=dict)
     finished_at: str | None = None
@@ -201,3 +219,37 @@ class RunInfo(BaseModel):
     @property
     def planned_trials(self) -> int:
         return len(self.task_ids) * self.trials_per_task
+
+    @property
+    def filters(self) -> dict[str, Any]:
+        return {"split": self.spec.split, "tags": list(self.spec.tags), "task_ids": list(self.spec.task_ids)}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_schema_1(cls, data: Any) -> Any:
+        """Runs stored by schema 1 kept their options in ``filters`` and ``settings``."""
+        if not isinstance(data, dict) or "spec" in data or "settings" not in data:
+            return data
+        data = dict(data)
+        settings, filters = data.pop("settings") or {}, data.pop("filters", None) or {}
+        config = data.get("config") or {}
+        if isinstance(config, BaseModel):
+            config = config.model_dump()
+        data["spec"] = {
+            "suite": data.get("suite_source") or data.get("suite_name"),
+            "agent": config.get("agent"),
+            "user": config.get("user"),
+            "params": config.get("params") or {},
+            "trials": data.get("trials_per_task"),
+            "seed": data.get("seed", 0),
+            "split": filters.get("split"),
+            "tags": list(filters.get("tags") or ()),
+            "task_ids": list(filters.get("task_ids") or ()),
+            "model_options": settings.get("model_options") or {},
+            "judges": settings.get("judges") or [],
+            "judge_options": settings.get("judge_options") or {},
+            "limits": settings.get("limits") or {},
+            "run_id": data.get("run_id"),
+        }
+        data["fault_plan"] = settings.get("faults")
+        return data

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -159,6 +158,9 @@ class Task(_Strict):
 
 class SuiteDefaults(_Strict):
     trials: int = Field(4, ge=1)
+    agent: str | None = None
+    """The agent a run uses when none is given (e.g. the domain's reference agent)."""
+    user: str = "scripted"
     limits: Limits = Field(default_factory=Limits)
     as_of: datetime | None = None
     timezone: str = "UTC"
@@ -168,7 +170,9 @@ class SuiteDefaults(_Strict):
 
 
 class Suite(_Strict):
-    """A versioned golden set. ``hash`` (content hash of its files) is its identity."""
+    """A versioned golden set, as written. Loading it (``assay.suites.load_suite``)
+    gives a :class:`~assay.suites.LoadedSuite`: the same data plus its folder and
+    content hash (its identity)."""
 
     name: str = Field(min_length=1)
     version: str = "1"
@@ -179,24 +183,11 @@ class Suite(_Strict):
     tasks: list[Task] = Field(default_factory=list)
     task_files: list[str] = Field(default_factory=list)
     templates: str | None = None
-    _hash: str = PrivateAttr(default="")
-    _path: Path | None = PrivateAttr(default=None)
-    _local_templates: dict[str, Any] = PrivateAttr(default_factory=dict)
-    _where: dict[str, Any] = PrivateAttr(default_factory=dict)
-    _streamed: list[Any] = PrivateAttr(default_factory=list)
 
     @field_validator("version", mode="before")
     @classmethod
     def _version_str(cls, value: Any) -> Any:
         return str(value) if isinstance(value, (int, float)) else value
-
-    @property
-    def hash(self) -> str:
-        return self._hash
-
-    @property
-    def path(self) -> Path | None:
-        return self._path
 
     def task(self, task_id: str) -> Task:
         for t in self.tasks:

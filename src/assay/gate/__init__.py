@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from ..compare.pairing import RunLike
 from ..errors import AssayError
-from ..metrics.summary import summarize
-from .checks import absolute_check, failure_reasons, harness_error_check, high_risk_check, resolve
+from .checks import absolute_check, failure_reasons, harness_error_check, high_risk_check
 from .policy import (
     AbsoluteCheck,
     GatePolicy,
@@ -34,17 +33,12 @@ def evaluate(run: RunLike, policy: GatePolicy, baseline: RunLike | None = None) 
     ``require_baseline: true``, an :class:`~assay.errors.AssayError` is raised).
     """
     info = run.info
-    summary = summarize(run.results, run.tasks, info.trials_per_task)
-    # ``k`` in metric paths: the trials per task the run actually has (an adaptive run
-    # may stop before its planned trials per task)
-    per_task: dict[str, int] = {}
-    for r in run.results:
-        per_task[r.task_id] = per_task.get(r.task_id, 0) + 1
-    k = min(info.trials_per_task, max(per_task.values(), default=info.trials_per_task))
+    summary = run.summary()
+    k = summary.trials_k()  # ``k`` in metric paths: the trials per task the run actually has
     checks: list[CheckResult] = []
     notes: list[str] = []
     for i, check in enumerate(policy.absolute):
-        checks.append(absolute_check(check, summary, k, policy.where(f"absolute[{i}]")))
+        checks.append(absolute_check(check, summary, policy.where(f"absolute[{i}]")))
     if policy.relative:
         if baseline is not None:
             checks.extend(relative_checks(policy, run, baseline))
@@ -68,12 +62,20 @@ def evaluate(run: RunLike, policy: GatePolicy, baseline: RunLike | None = None) 
                 )
             notes.append(f"{len(policy.relative)} relative check(s) skipped: no baseline run given")
     if policy.high_risk is not None:
-        checks.append(high_risk_check(policy.high_risk, run.tasks, run.results, k, policy.where("high_risk")))
+        checks.append(
+            high_risk_check(
+                policy.high_risk,
+                summary,
+                lambda task_id: failure_reasons(run.task_results(task_id)),
+                policy.where("high_risk"),
+            )
+        )
     if policy.max_harness_error_share is not None:
         checks.append(harness_error_check(policy, summary, policy.where("max_harness_error_share")))
-    if info.status != "finished" or len(run.results) < info.planned_trials:
+    completed = len(run.frame())
+    if info.status != "finished" or completed < info.planned_trials:
         notes.append(
-            f"run {info.run_id} is {info.status} with {len(run.results)} of {info.planned_trials} planned "
+            f"run {info.run_id} is {info.status} with {completed} of {info.planned_trials} planned "
             f"trials; pass^k paths use k = {k}"
         )
     return Verdict(
@@ -105,6 +107,5 @@ __all__ = [
     "load_policy",
     "policy_from_yaml",
     "relative_checks",
-    "resolve",
     "summary_path_problem",
 ]

@@ -2,40 +2,21 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core.results import TaskMeta, TrialResult
-from ..stats import pass_hat_k, wilson_interval
+from ..core.results import TrialResult
+from ..metrics.summary_model import RunSummary
+from ..stats import wilson_interval
 from .policy import AbsoluteCheck, GatePolicy, HighRiskGate
 from .verdict import CheckResult, Status
-
-
-def resolve(summary: dict[str, Any], path: str, k: int) -> tuple[Any, str | None]:
-    """The value at ``path`` in a run summary (``k`` stands for the run's trials per task),
-    or ``(None, why)`` when the run has no such value."""
-    node: Any = summary
-    walked: list[str] = []
-    for part in path.split("."):
-        key = str(k) if part == "k" and walked and walked[-1] in ("pass_hat_k", "pass_at_k") else part
-        if not isinstance(node, dict) or key not in node:
-            where = ".".join(walked) or "the summary"
-            if walked and walked[0] in ("by_stratum", "by_split", "by_tag") and len(walked) == 1:
-                return None, f"the run has no task in {walked[0].removeprefix('by_')} {key!r}"
-            return None, f"{where} has no {key!r} in this run"
-        node = node[key]
-        walked.append(key)
-    if node is None:
-        return None, f"{path} has no value in this run (nothing measured it)"
-    return node, None
 
 
 def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-def absolute_check(check: AbsoluteCheck, summary: dict[str, Any], k: int, where: str) -> CheckResult:
+def absolute_check(check: AbsoluteCheck, summary: RunSummary, where: str) -> CheckResult:
     """``min <= value <= max`` on the run summary's number at ``check.metric``."""
     name = check.name or check.metric
     bounds = " and ".join(
@@ -46,7 +27,7 @@ def absolute_check(check: AbsoluteCheck, summary: dict[str, Any], k: int, where:
         )
         if b
     )
-    value, why = resolve(summary, check.metric, k)
+    value, why = summary.value_at(check.metric)
     if why is not None:
         return CheckResult(
             "absolute", name, "fail", f"cannot check {check.metric}: {why}", None, bounds, where
@@ -84,12 +65,16 @@ def failure_reasons(trials: Sequence[TrialResult]) -> list[str]:
 
 
 def high_risk_check(
-    gate: HighRiskGate, tasks: Sequence[TaskMeta], results: Sequence[TrialResult], k: int, where: str
+    gate: HighRiskGate, summary: RunSummary, reasons: Callable[[str], list[str]], where: str
 ) -> CheckResult:
-    """Every selected task judged on its own (pass^k per task) and/or their pooled rate."""
+    """Every selected task judged on its own (pass^k per task) and/or their pooled rate;
+    ``reasons(task_id)`` gives the failure reasons of a failing task's trials."""
+    k = summary.trials_k()
     tags = set(gate.tags)
     chosen = {
-        t.task_id: t for t in tasks if (gate.stratum and t.stratum == gate.stratum) or tags & set(t.tags)
+        t.task_id: t
+        for t in summary.tasks
+        if (gate.stratum and t.stratum == gate.stratum) or tags & set(t.tags)
     }
     label = " or ".join(
         x
@@ -99,10 +84,6 @@ def high_risk_check(
         )
         if x
     )
-    by_task: dict[str, list[TrialResult]] = defaultdict(list)
-    for r in results:
-        if r.task_id in chosen:
-            by_task[r.task_id].append(r)
     parts = []
     if gate.each_task_min_pass_hat_k is not None:
         parts.append(f"each task pass^{k} >= {_fmt(gate.each_task_min_pass_hat_k)}")
@@ -122,11 +103,10 @@ def high_risk_check(
     failing: list[dict[str, Any]] = []
     successes = counted = 0
     for task_id in sorted(chosen):
-        trials = by_task.get(task_id, [])
-        valid = [r.reward for r in trials if r.reward is not None]
-        n, c = len(valid), int(sum(valid))
+        row = chosen[task_id]
+        n, c = row.trials - row.excluded, row.successes
         successes, counted = successes + c, counted + n
-        value = pass_hat_k(n, c, min(n, k)) if n else None
+        value = row.pass_hat_k.get(str(min(n, k))) if n else None
         if gate.each_task_min_pass_hat_k is not None and (
             value is None or value < gate.each_task_min_pass_hat_k
         ):
@@ -136,8 +116,7 @@ def high_risk_check(
                     "successes": c,
                     "trials": n,
                     "pass_hat_k": value,
-                    "reasons": failure_reasons(trials)
-                    or ["no counted trial (harness or environment errors)"],
+                    "reasons": reasons(task_id) or ["no counted trial (harness or environment errors)"],
                 }
             )
     rate = successes / counted if counted else None
@@ -183,23 +162,23 @@ def high_risk_check(
     )
 
 
-def harness_error_check(policy: GatePolicy, summary: dict[str, Any], where: str) -> CheckResult:
+def harness_error_check(policy: GatePolicy, summary: RunSummary, where: str) -> CheckResult:
     """The share of trials excluded as not the agent's doing stays under the cap."""
     cap = policy.max_harness_error_share
     assert cap is not None
-    excluded = summary["excluded"]
-    total = summary["overall"]["trials"]
-    share = excluded["trials"] / total if total else 0.0
+    excluded = summary.excluded
+    total = summary.overall.trials
+    share = excluded.trials / total if total else 0.0
     status: Status = "pass" if share <= cap else "fail"
-    by = ", ".join(f"{k} {v}" for k, v in excluded["by_termination"].items()) or "none"
+    by = ", ".join(f"{k} {v}" for k, v in excluded.by_termination.items()) or "none"
     return CheckResult(
         "harness_errors",
         "harness-error share",
         status,
-        f"{excluded['trials']} of {total} trials ({share:.1%}) ended in harness, environment or grader "
+        f"{excluded.trials} of {total} trials ({share:.1%}) ended in harness, environment or grader "
         f"errors ({by}); cap {cap:.1%}",
         share,
         f"<= {_fmt(cap)}",
         where,
-        {"by_termination": excluded["by_termination"]},
+        {"by_termination": excluded.by_termination},
     )

@@ -4,11 +4,11 @@ metrics, process metrics, the registry."""
 
 from .actions import ActionsGrader, confirmation_violations
 from .agent import ErrorRecoveryGrader, ToolSelectionGrader, TrajectoryGrader
-from .base import Grader, GraderSettings, RuleGrader
+from .base import Grader, GraderSettings
 from .bias import LengthBias, VerbosityProbe, judge_scorer, length_bias, pad, verbosity_probe
 from .calibration import Agreement, GraderCalibration, calibrate
 from .communicate import CommunicateGrader
-from .files import SUITE_DIRS, GraderFileError, resolve_file
+from .files import GraderFileError, resolve_file
 from .judge import NO_JUDGE, JudgeCall, JudgeGrader, PanelResult, ask_judge, combine
 from .judge_prompt import PROMPT_VERSION, JudgeInput, MalformedVerdict, Verdict, build_messages, parse_verdict
 from .matching import args_match, is_affirmative, normalize_text, values_equal
@@ -44,7 +44,6 @@ __all__ = [
     "GRADERS",
     "NO_JUDGE",
     "PROMPT_VERSION",
-    "SUITE_DIRS",
     "ActionsGrader",
     "Aggregate",
     "Agreement",
@@ -65,8 +64,8 @@ __all__ = [
     "PairJudgement",
     "PairwiseReport",
     "PanelResult",
+    "Params",
     "Rubric",
-    "RuleGrader",
     "SafetyGrader",
     "SkillRoutingGrader",
     "StateGrader",
@@ -93,6 +92,7 @@ __all__ = [
     "judge_scorer",
     "length_bias",
     "load_rubric",
+    "named_tools",
     "normalize_text",
     "pad",
     "parameter_accuracy",

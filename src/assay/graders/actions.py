@@ -11,7 +11,7 @@ from ..core.messages import ToolCall
 from ..core.results import GradeResult, Outcome
 from ..core.task import Task
 from ..core.transcript import Transcript
-from .base import Params, PathKey, RuleGrader
+from .base import Grader, Params, PathKey, named_tools
 from .matching import args_match, is_affirmative
 
 
@@ -71,30 +71,16 @@ def confirmation_violations(transcript: Transcript, write_tools: set[str]) -> li
     return violations
 
 
-class ActionsGrader(RuleGrader):
+class ActionsGrader(Grader[ActionsParams]):
     kind = "actions"
     Params = ActionsParams
 
     @classmethod
-    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
-        refs: list[tuple[PathKey, str]] = []
-        if not isinstance(params, dict):
-            return refs
-        for section in ("required", "forbidden"):
-            for i, raw in enumerate(params.get(section) or []):
-                name = (
-                    raw
-                    if isinstance(raw, str)
-                    else (raw or {}).get("name")
-                    if isinstance(raw, dict)
-                    else None
-                )
-                if isinstance(name, str):
-                    refs.append(((section, i) if isinstance(raw, str) else (section, i, "name"), name))
-        for i, pair in enumerate(params.get("order") or []):
-            for j, name in enumerate(pair if isinstance(pair, list) else []):
-                if isinstance(name, str):
-                    refs.append((("order", i, j), name))
+    def tool_refs(cls, params: ActionsParams) -> list[tuple[PathKey, str]]:
+        refs = named_tools(params, "required", "forbidden")
+        refs += [
+            (("order", i, j), name) for i, pair in enumerate(params.order) for j, name in enumerate(pair)
+        ]
         return refs
 
     def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:

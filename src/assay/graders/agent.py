@@ -10,7 +10,7 @@ from pydantic import Field
 from ..core.results import GradeResult, Outcome
 from ..core.task import Action, Task
 from ..core.transcript import Transcript
-from .base import Params, PathKey, RuleGrader
+from .base import Grader, Params, PathKey, named_tools
 from .trajectory import (
     ArgsMode,
     Mode,
@@ -22,19 +22,6 @@ from .trajectory import (
 )
 
 
-def _names_refs(params: Any, *sections: str) -> list[tuple[PathKey, str]]:
-    refs: list[tuple[PathKey, str]] = []
-    if not isinstance(params, dict):
-        return refs
-    for section in sections:
-        for i, raw in enumerate(params.get(section) or []):
-            if isinstance(raw, str):
-                refs.append(((section, i), raw))
-            elif isinstance(raw, dict) and isinstance(raw.get("name"), str):
-                refs.append(((section, i, "name"), raw["name"]))
-    return refs
-
-
 class TrajectoryParams(Params):
     mode: Mode = "strict"
     args: ArgsMode = "exact"
@@ -43,7 +30,7 @@ class TrajectoryParams(Params):
     succeeded_only: bool = Field(False, description="compare only the agent's calls that succeeded")
 
 
-class TrajectoryGrader(RuleGrader):
+class TrajectoryGrader(Grader[TrajectoryParams]):
     """The agent's tool-call trajectory against the reference (:func:`trajectory_match`)."""
 
     kind = "trajectory"
@@ -54,8 +41,8 @@ class TrajectoryGrader(RuleGrader):
         return {"mode": raw} if isinstance(raw, str) else ({} if raw is None else raw)
 
     @classmethod
-    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
-        return _names_refs(params, "reference", "ignore")
+    def tool_refs(cls, params: TrajectoryParams) -> list[tuple[PathKey, str]]:
+        return named_tools(params, "reference", "ignore")
 
     def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
         p: TrajectoryParams = self.params
@@ -91,7 +78,7 @@ class ToolSelectionParams(Params):
     max_unnecessary_rate: float | None = Field(None, ge=0, le=1)
 
 
-class ToolSelectionGrader(RuleGrader):
+class ToolSelectionGrader(Grader[ToolSelectionParams]):
     """Tool selection precision / recall / exact set, parameter accuracy and unnecessary
     call rate against the reference; passes when the configured bounds hold."""
 
@@ -99,8 +86,8 @@ class ToolSelectionGrader(RuleGrader):
     Params = ToolSelectionParams
 
     @classmethod
-    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
-        return _names_refs(params, "necessary")
+    def tool_refs(cls, params: ToolSelectionParams) -> list[tuple[PathKey, str]]:
+        return named_tools(params, "necessary")
 
     def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
         p: ToolSelectionParams = self.params
@@ -148,7 +135,7 @@ class ErrorRecoveryParams(Params):
     min_rate: float = Field(1.0, ge=0, le=1)
 
 
-class ErrorRecoveryGrader(RuleGrader):
+class ErrorRecoveryGrader(Grader[ErrorRecoveryParams]):
     """After each tool error: fixed / alternative / handover / unrecovered, counted
     separately; passes when the recovery rate reaches ``min_rate``. Skipped when no
     tool call failed (there was nothing to recover from)."""
@@ -157,8 +144,8 @@ class ErrorRecoveryGrader(RuleGrader):
     Params = ErrorRecoveryParams
 
     @classmethod
-    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
-        return _names_refs(params, "handover_tools")
+    def tool_refs(cls, params: ErrorRecoveryParams) -> list[tuple[PathKey, str]]:
+        return named_tools(params, "handover_tools")
 
     def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
         p: ErrorRecoveryParams = self.params

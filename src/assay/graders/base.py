@@ -1,10 +1,10 @@
-"""The Grader protocol and the base class of the rule graders."""
+"""The grader base class (typed parameters) and the run settings graders receive."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -14,19 +14,6 @@ from ..core.transcript import Transcript
 from ..envs.environment import Domain
 
 PathKey = tuple[str | int, ...]
-
-
-@runtime_checkable
-class Grader(Protocol):
-    """Turns (task, transcript, outcome) into a GradeResult; may be async."""
-
-    name: str
-    kind: str
-    gating: bool
-
-    def grade(
-        self, task: Task, transcript: Transcript, outcome: Outcome
-    ) -> GradeResult | Awaitable[GradeResult]: ...
 
 
 @dataclass(frozen=True)
@@ -43,17 +30,24 @@ class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class RuleGrader:
-    """Base of graders configured by a pydantic ``Params`` model.
+P = TypeVar("P", bound=BaseModel)
 
-    Subclasses set ``kind`` and ``Params``, may override :meth:`coerce` to accept a
-    short form of their parameters, :meth:`tool_refs` to name the tools their
-    parameters mention (checked by ``assay validate``), and implement :meth:`grade`.
+
+class Grader(Generic[P]):
+    """A grader kind: typed parameters (its ``Params`` model), and ``grade`` turning
+    (task, transcript, outcome) into a GradeResult (it may be async).
+
+    Subclass it as ``class MyGrader(Grader[MyParams])`` with ``kind`` and ``Params``
+    set; override :meth:`coerce` to accept a short form of the parameters,
+    :meth:`tool_refs` to name the tools they mention and :meth:`check` for other
+    problems (both used by ``assay validate``), and implement :meth:`grade`.
+    Register the class under its kind (``GRADERS``, or a plugin's ``GRADERS`` dict).
     """
 
     kind: ClassVar[str]
     Params: ClassVar[type[BaseModel]] = Params
     version: ClassVar[str] = "1"
+    params: P
 
     def __init__(self, spec: GraderSpec, domain: Domain, settings: GraderSettings | None = None):
         self.spec = spec
@@ -61,7 +55,12 @@ class RuleGrader:
         self.gating = spec.gating
         self.domain = domain
         self.settings = settings or GraderSettings()
-        self.params: Any = self.Params.model_validate(self.coerce(spec.params))
+        self.params = self.parse(spec.params)
+
+    @classmethod
+    def parse(cls, raw: Any) -> P:
+        """The typed parameters of a spec's raw ``params`` (pydantic ValidationError if bad)."""
+        return cast(P, cls.Params.model_validate(cls.coerce(raw)))
 
     @classmethod
     def coerce(cls, raw: Any) -> Any:
@@ -69,8 +68,13 @@ class RuleGrader:
         return {} if raw is None else raw
 
     @classmethod
-    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
+    def tool_refs(cls, params: P) -> list[tuple[PathKey, str]]:
         """(path in params, tool name) for every tool the parameters name."""
+        return []
+
+    @classmethod
+    def check(cls, params: P, domain: Domain, task: Task) -> list[tuple[PathKey, str]]:
+        """Problems of valid parameters that only the suite can reveal (a missing rubric)."""
         return []
 
     def result(self, passed: bool | None, reason: str, **fields: Any) -> GradeResult:
@@ -88,5 +92,20 @@ class RuleGrader:
     def skip(self, reason: str) -> GradeResult:
         return GradeResult.skip(self.name, self.kind, reason, gating=self.gating)
 
-    def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
+    def grade(
+        self, task: Task, transcript: Transcript, outcome: Outcome
+    ) -> GradeResult | Awaitable[GradeResult]:
         raise NotImplementedError
+
+
+def named_tools(params: BaseModel, *sections: str) -> list[tuple[PathKey, str]]:
+    """(path, tool name) of the tools listed in ``sections`` of typed parameters: lists
+    of names or of patterns/actions with a ``name``."""
+    refs: list[tuple[PathKey, str]] = []
+    for section in sections:
+        for i, item in enumerate(getattr(params, section) or []):
+            if isinstance(item, str):
+                refs.append(((section, i), item))
+            elif isinstance(getattr(item, "name", None), str):
+                refs.append(((section, i, "name"), item.name))
+    return refs

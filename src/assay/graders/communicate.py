@@ -10,7 +10,7 @@ from pydantic import Field
 from ..core.results import GradeResult, Outcome
 from ..core.task import Task
 from ..core.transcript import Transcript
-from .base import Params, RuleGrader
+from .base import Grader, Params
 from .matching import normalize_text
 
 
@@ -19,7 +19,7 @@ class CommunicateParams(Params):
     forbidden: list[str] = Field(default_factory=list)
 
 
-class CommunicateGrader(RuleGrader):
+class CommunicateGrader(Grader[CommunicateParams]):
     kind = "communicate"
     Params = CommunicateParams
 

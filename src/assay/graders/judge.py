@@ -34,7 +34,7 @@ from ..core.transcript import Transcript
 from ..llm.errors import ModelUnavailable
 from ..llm.spec import ChatModel, shared_model
 from ..llm.types import GenerateConfig
-from .base import Params, PathKey, RuleGrader
+from .base import Grader, Params, PathKey
 from .files import GraderFileError
 from .judge_prompt import (
     PROMPT_VERSION,
@@ -205,7 +205,7 @@ def answer_of(transcript: Transcript, target: str) -> str:
     return texts[-1] if texts else ""
 
 
-class JudgeGrader(RuleGrader):
+class JudgeGrader(Grader[JudgeParams]):
     """Rubric-based LLM judge (single judge or panel). See the module docstring."""
 
     kind = "judge"
@@ -216,18 +216,16 @@ class JudgeGrader(RuleGrader):
         return {"rubric": raw} if isinstance(raw, str) else ({} if raw is None else raw)
 
     @classmethod
-    def check(cls, params: Any, domain: Any, task: Task) -> list[tuple[PathKey, str]]:
+    def check(cls, params: JudgeParams, domain: Any, task: Task) -> list[tuple[PathKey, str]]:
         """Problems of the rubric a spec names (for ``assay validate``)."""
-        if not isinstance(params, dict) or "rubric" not in params:
-            return []
         try:
-            load_rubric(params["rubric"], task, getattr(domain, "name", None))
+            load_rubric(params.rubric, task)
         except GraderFileError as exc:
             return [(("rubric",), str(p)) for p in exc.problems]
         return []
 
     def rubric_for(self, task: Task) -> Rubric:
-        return load_rubric(self.params.rubric, task, self.domain.name)
+        return load_rubric(self.params.rubric, task)
 
     def judge_input(self, task: Task, transcript: Transcript) -> JudgeInput | str:
         """The judge's input, or the reason it cannot be built."""
@@ -260,9 +258,7 @@ class JudgeGrader(RuleGrader):
         options = {"cache": True, **self.settings.judge_options}
         return [(spec, shared_model(spec, **options)) for spec in self.settings.judges]
 
-    async def grade(  # type: ignore[override]
-        self, task: Task, transcript: Transcript, outcome: Outcome
-    ) -> GradeResult:
+    async def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
         if not self.settings.judges:
             return self.skip(NO_JUDGE)
         rubric = self.rubric_for(task)

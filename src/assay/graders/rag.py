@@ -31,8 +31,8 @@ from ..core.results import GradeResult, Outcome
 from ..core.task import Task
 from ..core.transcript import Transcript
 from ..metrics.rag import DEFAULT_KS, Gain, is_metric_name, metric_by_name, qrels_of, retrieval_metrics
-from .base import PathKey, RuleGrader
-from .rag_sources import SourceParams, answer_text, corpus_of, retrieved_docs, source_tool_refs
+from .base import Grader, PathKey, named_tools
+from .rag_sources import SourceParams, answer_text, corpus_of, retrieved_docs
 from .rag_text import CITATION, content_words, is_claim, sentences, support
 
 
@@ -74,7 +74,7 @@ class RetrievalParams(SourceParams):
         return value
 
 
-class RetrievalGrader(RuleGrader):
+class RetrievalGrader(Grader[RetrievalParams]):
     kind = "retrieval"
     Params = RetrievalParams
 
@@ -83,11 +83,11 @@ class RetrievalGrader(RuleGrader):
         return {"gold": raw} if isinstance(raw, list) else ({} if raw is None else raw)
 
     @classmethod
-    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
-        return source_tool_refs(params)
+    def tool_refs(cls, params: RetrievalParams) -> list[tuple[PathKey, str]]:
+        return named_tools(params, "tools")
 
     def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
-        p: RetrievalParams = self.params
+        p = self.params
         found = retrieved_docs(transcript, p)
         ids = found.ids
         metrics = retrieval_metrics(ids, p.gold, p.k, p.gain)
@@ -139,16 +139,16 @@ class CitationsParams(SourceParams):
         return value
 
 
-class CitationsGrader(RuleGrader):
+class CitationsGrader(Grader[CitationsParams]):
     kind = "citations"
     Params = CitationsParams
 
     @classmethod
-    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
-        return source_tool_refs(params)
+    def tool_refs(cls, params: CitationsParams) -> list[tuple[PathKey, str]]:
+        return named_tools(params, "tools")
 
     def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
-        p: CitationsParams = self.params
+        p = self.params
         answer = answer_text(transcript)
         if not answer.strip():
             return self.result(False, "the agent gave no answer to check", category="generation", score=0.0)

@@ -28,17 +28,17 @@ import re
 import string
 from collections import Counter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import Field
 
 from ..core.results import GradeResult, Outcome
 from ..core.task import Task
 from ..core.transcript import Transcript
-from .base import Params, PathKey, RuleGrader
+from .base import Grader, Params, PathKey, named_tools
 from .judge import JudgeGrader, JudgeParams
 from .judge_prompt import JudgeInput
-from .rag_sources import SourceParams, answer_text, render_docs, retrieved_docs, source_tool_refs
+from .rag_sources import SourceParams, answer_text, render_docs, retrieved_docs
 from .rag_text import content_words, is_claim, numbers, sentences, support
 
 #: The rubric ``faithfulness`` uses unless given another.
@@ -52,16 +52,16 @@ class GroundednessParams(SourceParams):
     check_numbers: bool = True
 
 
-class GroundednessGrader(RuleGrader):
+class GroundednessGrader(Grader[GroundednessParams]):
     kind = "groundedness"
     Params = GroundednessParams
 
     @classmethod
-    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
-        return source_tool_refs(params)
+    def tool_refs(cls, params: GroundednessParams) -> list[tuple[PathKey, str]]:
+        return named_tools(params, "tools")
 
     def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
-        p: GroundednessParams = self.params
+        p = self.params
         answer = answer_text(transcript)
         if not answer.strip():
             return self.result(False, "the agent gave no answer to check", category="generation", score=0.0)
@@ -117,11 +117,11 @@ class FaithfulnessGrader(JudgeGrader):
         return {} if raw is None else raw
 
     @classmethod
-    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
-        return source_tool_refs(params)
+    def tool_refs(cls, params: JudgeParams) -> list[tuple[PathKey, str]]:
+        return named_tools(params, "tools")
 
     def judge_input(self, task: Task, transcript: Transcript) -> JudgeInput | str:
-        p: FaithfulnessParams = self.params
+        p = cast(FaithfulnessParams, self.params)
         answer = answer_text(transcript)
         if not answer.strip():
             return "the agent produced no answer to judge"
@@ -166,7 +166,7 @@ class AnswerCorrectnessParams(Params):
     min_f1: float = Field(0.5, ge=0, le=1)
 
 
-class AnswerCorrectnessGrader(RuleGrader):
+class AnswerCorrectnessGrader(Grader[AnswerCorrectnessParams]):
     kind = "answer_correctness"
     Params = AnswerCorrectnessParams
 
@@ -175,7 +175,7 @@ class AnswerCorrectnessGrader(RuleGrader):
         return {"reference": raw} if isinstance(raw, str) else ({} if raw is None else raw)
 
     def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
-        p: AnswerCorrectnessParams = self.params
+        p = self.params
         reference = p.reference if p.reference is not None else task.reference.answer
         if reference is None:
             return self.skip("the task has no reference answer")

@@ -34,7 +34,7 @@ from pydantic import Field, field_validator
 
 from ..core.task import Task
 from ..core.transcript import Transcript
-from .base import Params, PathKey
+from .base import Params
 
 Format = Literal["auto", "json", "blocks", "regex"]
 _RESULT_KEYS = ("results", "documents", "docs", "hits", "items", "data")
@@ -106,12 +106,6 @@ class SourceParams(Params):
             except re.error as exc:
                 raise ValueError(f"id_pattern is not a valid regular expression: {exc}") from None
         return value
-
-
-def source_tool_refs(params: Any) -> list[tuple[PathKey, str]]:
-    """The tools named in a SourceParams mapping (for ``assay validate``)."""
-    tools = params.get("tools") if isinstance(params, dict) else None
-    return [(("tools", i), t) for i, t in enumerate(tools or []) if isinstance(t, str)]
 
 
 # parsing tool outputs ----------------------------------------------------------------

@@ -14,7 +14,7 @@ from ..core.transcript import Transcript
 from ..envs.environment import Domain
 from .base import Grader, GraderSettings, PathKey
 
-GRADERS: Registry[Any] = Registry(
+GRADERS: Registry[type[Grader[Any]]] = Registry(
     "grader kind",
     "GRADERS",
     {
@@ -50,10 +50,9 @@ def is_judge_kind(kind: str) -> bool:
     return isinstance(cls, type) and issubclass(cls, JudgeGrader)
 
 
-def build_grader(spec: GraderSpec, domain: Domain, settings: GraderSettings | None = None) -> Grader:
+def build_grader(spec: GraderSpec, domain: Domain, settings: GraderSettings | None = None) -> Grader[Any]:
     """The grader a spec describes, for a domain, with the run's grader settings."""
-    cls = GRADERS.get(spec.kind)
-    return cls(spec, domain, settings)
+    return GRADERS.get(spec.kind)(spec, domain, settings)
 
 
 def check_grader_spec(spec: GraderSpec, domain: Domain, task: Task) -> list[tuple[PathKey, str]]:
@@ -61,24 +60,21 @@ def check_grader_spec(spec: GraderSpec, domain: Domain, task: Task) -> list[tupl
     if spec.kind not in GRADERS:
         return [((), f"unknown grader kind {spec.kind!r}; known: {', '.join(GRADERS.names())}")]
     cls = GRADERS.get(spec.kind)
-    raw = cls.coerce(spec.params) if hasattr(cls, "coerce") else spec.params
-    problems: list[tuple[PathKey, str]] = []
-    params_model = getattr(cls, "Params", None)
-    if params_model is not None:
-        try:
-            params_model.model_validate(raw)
-        except ValidationError as exc:
-            for err in exc.errors():
-                message = (
-                    "unknown field"
-                    if err["type"] == "extra_forbidden"
-                    else err["msg"].removeprefix("Value error, ")
-                )
-                problems.append((tuple(err["loc"]), message))
-    if not problems and hasattr(cls, "check"):
-        problems.extend(cls.check(raw, domain, task))
+    try:
+        params = cls.parse(spec.params)
+    except ValidationError as exc:
+        return [
+            (
+                tuple(err["loc"]),
+                "unknown field"
+                if err["type"] == "extra_forbidden"
+                else err["msg"].removeprefix("Value error, "),
+            )
+            for err in exc.errors()
+        ]
+    problems = list(cls.check(params, domain, task))
     tools = set(domain.toolkit.names())
-    for path, name in getattr(cls, "tool_refs", lambda p: [])(raw):
+    for path, name in cls.tool_refs(params):
         if name not in tools:
             known = ", ".join(sorted(tools)) or "none"
             problems.append((path, f"unknown tool {name!r} for domain {domain.name!r}; tools: {known}"))
@@ -86,7 +82,7 @@ def check_grader_spec(spec: GraderSpec, domain: Domain, task: Task) -> list[tupl
 
 
 async def grade_trial(
-    graders: list[Grader], task: Task, transcript: Transcript, outcome: Outcome
+    graders: list[Grader[Any]], task: Task, transcript: Transcript, outcome: Outcome
 ) -> list[GradeResult]:
     """Run every grader. A grader that crashes yields a skipped result saying why:
     a grader bug never passes a trial, and never crashes the run."""

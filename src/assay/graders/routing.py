@@ -24,8 +24,7 @@ from ..core.results import GradeResult, Outcome
 from ..core.task import Task
 from ..core.transcript import Transcript
 from .actions import ActionPattern
-from .agent import _names_refs
-from .base import Params, PathKey, RuleGrader
+from .base import Grader, Params, PathKey, named_tools
 
 
 def _rate(hits: int, n: int) -> float | None:
@@ -109,7 +108,7 @@ class SkillRoutingParams(Params):
     _short = field_validator("triggers", mode="before")(_patterns)
 
 
-class SkillRoutingGrader(RuleGrader):
+class SkillRoutingGrader(Grader[SkillRoutingParams]):
     """Did the skill fire exactly when it should? ``triggers`` are call patterns (a tool
     name, or name + argument subset, e.g. ``{name: load_skill, args: {skill: refund}}``)."""
 
@@ -117,8 +116,8 @@ class SkillRoutingGrader(RuleGrader):
     Params = SkillRoutingParams
 
     @classmethod
-    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
-        return _names_refs(params, "triggers")
+    def tool_refs(cls, params: SkillRoutingParams) -> list[tuple[PathKey, str]]:
+        return named_tools(params, "triggers")
 
     def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
         p: SkillRoutingParams = self.params
@@ -146,7 +145,7 @@ class SafetyParams(Params):
     _short = field_validator("operations", "forbidden", mode="before")(_patterns)
 
 
-class SafetyGrader(RuleGrader):
+class SafetyGrader(Grader[SafetyParams]):
     """Interception of requests that must be refused, false refusals of normal ones, and
     unauthorized operations. ``refused`` means no requested operation succeeded."""
 
@@ -154,8 +153,8 @@ class SafetyGrader(RuleGrader):
     Params = SafetyParams
 
     @classmethod
-    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
-        return _names_refs(params, "operations", "allowed", "forbidden")
+    def tool_refs(cls, params: SafetyParams) -> list[tuple[PathKey, str]]:
+        return named_tools(params, "operations", "allowed", "forbidden")
 
     def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
         p: SafetyParams = self.params

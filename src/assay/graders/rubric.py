@@ -265,14 +265,12 @@ def parse_rubric(data: Any, file: str = "<rubric>", located: Located | None = No
 _CACHE: dict[tuple[str, float], Rubric] = {}
 
 
-def load_rubric(
-    source: str | Path | dict[str, Any], task: Task | None = None, domain: str | None = None
-) -> Rubric:
+def load_rubric(source: str | Path | dict[str, Any], task: Task | None = None) -> Rubric:
     """A rubric from a file (YAML/JSON; relative paths as :func:`~.files.resolve_file`) or a
     mapping. Raises :class:`~.files.GraderFileError` with ``file:line: field: message``."""
     if isinstance(source, dict):
         return parse_rubric(source, "<inline rubric>")
-    path = resolve_file(str(source), task, domain)
+    path = resolve_file(str(source), task)
     key = (str(path.resolve()), path.stat().st_mtime)
     if key not in _CACHE:
         data, located = parse_located(path.read_text(encoding="utf-8"), str(source))

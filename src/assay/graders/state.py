@@ -13,7 +13,7 @@ from ..core.task import Task
 from ..core.transcript import Transcript
 from ..envs.state import Snapshot, State, diff
 from ..envs.tools import ToolError
-from .base import Params, PathKey, RuleGrader
+from .base import Grader, Params
 from .matching import values_equal
 
 
@@ -44,7 +44,7 @@ def _describe(changes: list[dict[str, Any]], limit: int = 3) -> str:
     return "; ".join(parts) + more
 
 
-class StateGrader(RuleGrader):
+class StateGrader(Grader[StateParams]):
     kind = "state"
     Params = StateParams
 
@@ -104,10 +104,6 @@ class StateGrader(RuleGrader):
             return self.result(False, "; ".join(problems), category="wrong_end_state")
         what = "end state matches gold" if self.params.gold else "assertions hold"
         return self.result(True, what)
-
-    @classmethod
-    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
-        return []
 
 
 def _record(state: State | Snapshot, table: str, key: str) -> dict[str, Any] | None:

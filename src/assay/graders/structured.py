@@ -20,7 +20,7 @@ from ..core.results import GradeResult, Outcome
 from ..core.task import Task
 from ..core.transcript import Transcript
 from ..errors import AssayError, Problem
-from .base import Params, PathKey, RuleGrader
+from .base import Grader, Params, PathKey
 from .files import GraderFileError, parse_located, resolve_file
 from .matching import values_equal
 
@@ -163,10 +163,10 @@ class StructuredParams(Params):
         return self
 
 
-def load_schema(ref: dict[str, Any] | str, task: Task | None, domain: str | None) -> dict[str, Any]:
+def load_schema(ref: dict[str, Any] | str, task: Task | None) -> dict[str, Any]:
     if isinstance(ref, dict):
         return ref
-    path = resolve_file(ref, task, domain)
+    path = resolve_file(ref, task)
     data, _ = parse_located(path.read_text(encoding="utf-8"), ref)
     if not isinstance(data, dict):
         raise GraderFileError([Problem(ref, None, "", "a JSON Schema must be an object")])
@@ -176,24 +176,22 @@ def load_schema(ref: dict[str, Any] | str, task: Task | None, domain: str | None
     return data
 
 
-class StructuredGrader(RuleGrader):
+class StructuredGrader(Grader[StructuredParams]):
     """JSON validity, schema, field/enum accuracy and key fields of the agent's output."""
 
     kind = "structured"
     Params = StructuredParams
 
     @classmethod
-    def tool_refs(cls, params: Any) -> list[tuple[PathKey, str]]:
-        tool = params.get("tool") if isinstance(params, dict) else None
-        return [(("tool",), tool)] if isinstance(tool, str) else []
+    def tool_refs(cls, params: StructuredParams) -> list[tuple[PathKey, str]]:
+        return [(("tool",), params.tool)] if params.tool else []
 
     @classmethod
-    def check(cls, params: Any, domain: Any, task: Task) -> list[tuple[PathKey, str]]:
-        ref = params.get("schema") if isinstance(params, dict) else None
-        if not isinstance(ref, str):
+    def check(cls, params: StructuredParams, domain: Any, task: Task) -> list[tuple[PathKey, str]]:
+        if not isinstance(params.schema_, str):
             return []
         try:
-            load_schema(ref, task, getattr(domain, "name", None))
+            load_schema(params.schema_, task)
         except GraderFileError as exc:
             return [(("schema",), str(p)) for p in exc.problems]
         return []
@@ -219,7 +217,7 @@ class StructuredGrader(RuleGrader):
             return self.result(False, why, category="invalid_json", metrics=metrics, score=0.0)
         problems: list[str] = []
         category = None
-        schema = load_schema(p.schema_, task, self.domain.name) if p.schema_ is not None else None
+        schema = load_schema(p.schema_, task) if p.schema_ is not None else None
         if schema is not None:
             errors = schema_errors(value, schema)
             metrics["schema_valid"] = float(not errors)

@@ -11,7 +11,7 @@ from pydantic import model_validator
 from ..core.results import GradeResult, Outcome
 from ..core.task import Task
 from ..core.transcript import Transcript
-from .base import Params, RuleGrader
+from .base import Grader, Params
 from .matching import normalize_text
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -37,7 +37,7 @@ class TextParams(Params):
         return self
 
 
-class TextGrader(RuleGrader):
+class TextGrader(Grader[TextParams]):
     kind = "text"
     Params = TextParams
 
@@ -84,6 +84,7 @@ class TextGrader(RuleGrader):
                 f"answer {'matches' if ok else 'does not match'} /{p.regex}/",
                 category=None if ok else "wrong_answer",
             )
+        assert p.numeric is not None  # exact, contains and regex are handled above
         numbers = _NUMBER.findall(answer.replace(",", ""))
         if not numbers:
             return self.result(False, "answer contains no number", category="wrong_answer")

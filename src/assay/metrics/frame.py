@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..core.results import TrialResult
+from ..core.results import USAGE_FIELDS, TrialResult
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -97,6 +97,9 @@ class FrameExtras:
     usage_by_role: dict[str, dict[str, Any]] = field(default_factory=dict)
     failures: dict[str, dict[str, int]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.failures = {task: by_count(Counter(c)) for task, c in self.failures.items()}
+
     @classmethod
     def from_results(cls, results: Sequence[TrialResult]) -> FrameExtras:
         graders: dict[str, Counter[str]] = defaultdict(Counter)
@@ -127,17 +130,6 @@ class FrameExtras:
             usage_by_role=dict(sorted(usage.items())),
             failures={task: by_count(c) for task, c in failures.items()},
         )
-
-
-USAGE_FIELDS = (
-    "calls",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "retries",
-    "cached_calls",
-    "missing_usage",
-)
 
 
 def empty_usage() -> dict[str, Any]:

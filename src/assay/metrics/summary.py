@@ -16,10 +16,23 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..core.results import TaskMeta, TrialResult
+from ..core.results import RunInfo, TaskMeta, TrialResult
 from ..stats.clustered import clustered_rate_interval
 from ..stats.intervals import wilson_bounds, wilson_interval
 from .frame import FrameExtras, TrialFrame
+from .rag_summary import grade_rows, rag_summary
+from .summary_model import (
+    CapabilityCell,
+    ConfigView,
+    Excluded,
+    GroupStats,
+    RoleUsage,
+    RunHeader,
+    RunSummary,
+    SuiteRef,
+    TaskRow,
+    Usage,
+)
 
 BoolArray = npt.NDArray[np.bool_]
 
@@ -39,12 +52,12 @@ def task_counts(results: Iterable[TrialResult]) -> dict[str, tuple[int, int]]:
     return {t: (n[t], c[t]) for t in n}
 
 
-def _interval(values: npt.ArrayLike, clusters: npt.ArrayLike) -> list[float | None]:
+def _interval(values: npt.ArrayLike, clusters: npt.ArrayLike) -> tuple[float | None, float | None]:
     values = np.asarray(values, dtype=float)
     if values.size == 0:
-        return [None, None]
+        return (None, None)
     r = clustered_rate_interval(values, np.asarray(clusters))
-    return [_round(r.low), _round(r.high)]
+    return (_round(r.low), _round(r.high))
 
 
 def passk_matrix(n: npt.ArrayLike, c: npt.ArrayLike, k_max: int) -> tuple[npt.NDArray[np.float64], ...]:
@@ -71,12 +84,12 @@ def _curves(n: npt.ArrayLike, c: npt.ArrayLike, k_max: int) -> dict[str, dict[st
             column = matrix[:, k - 1]
             column = column[~np.isnan(column)]
             if column.size == 0:
-                out[name][str(k)], out[f"{name}_ci"][str(k)] = None, [None, None]
+                out[name][str(k)], out[f"{name}_ci"][str(k)] = None, (None, None)
                 continue
             p = float(column.mean())
             low, high = wilson_bounds(min(1.0, max(0.0, p)), float(column.size))
             out[name][str(k)] = _round(p)
-            out[f"{name}_ci"][str(k)] = [_round(0.0 if p == 0 else low), _round(1.0 if p == 1 else high)]
+            out[f"{name}_ci"][str(k)] = (_round(0.0 if p == 0 else low), _round(1.0 if p == 1 else high))
     return out
 
 
@@ -99,21 +112,21 @@ class _Aggregates:
         self.n = np.bincount(frame.task[self.valid], minlength=size)
         self.c = np.bincount(frame.task[self.valid], weights=frame.reward[self.valid], minlength=size).round()
 
-    def group(self, task_mask: BoolArray, k_max: int) -> dict[str, Any]:
+    def group(self, task_mask: BoolArray, k_max: int) -> GroupStats:
         f = self.frame
         trial_mask = task_mask[f.task]
         counted = trial_mask & self.valid
         tasks = np.flatnonzero(task_mask & (self.trials > 0))
         rewards = f.reward[counted]
-        return {
-            "tasks": int(tasks.size),
-            "trials": int(trial_mask.sum()),
-            "excluded": int((trial_mask & ~self.valid).sum()),
-            "successes": int(rewards.sum()),
-            "success_rate": _round(rewards.mean()) if rewards.size else None,
-            "success_rate_ci": _interval(rewards, f.task[counted]),
+        return GroupStats(
+            tasks=int(tasks.size),
+            trials=int(trial_mask.sum()),
+            excluded=int((trial_mask & ~self.valid).sum()),
+            successes=int(rewards.sum()),
+            success_rate=_round(rewards.mean()) if rewards.size else None,
+            success_rate_ci=_interval(rewards, f.task[counted]),
             **_curves(self.n[tasks], self.c[tasks], k_max),
-        }
+        )
 
 
 def _percentiles(
@@ -124,130 +137,156 @@ def _percentiles(
     return {f"p{q}": _round(float(np.percentile(values, q)), 6) for q in qs}
 
 
-def _usage(frame: TrialFrame, extras: FrameExtras) -> dict[str, Any]:
+def _usage(frame: TrialFrame, extras: FrameExtras) -> Usage:
     costs = frame.cost_usd[~np.isnan(frame.cost_usd)]
     t_in = frame.input_tokens[~np.isnan(frame.input_tokens)]
     t_out = frame.output_tokens[~np.isnan(frame.output_tokens)]
     by_role = {}
     for role, acc in extras.usage_by_role.items():
         unknown = acc["unpriced_trials"] and not acc["cost_usd"]
-        by_role[role] = {**acc, "cost_usd": None if unknown else _round(acc["cost_usd"], 6)}
-    return {
-        "latency_s": {
-            "mean": _round(float(frame.latency_s.mean()), 6) if len(frame) else None,
-            **_percentiles(frame.latency_s),
-        },
-        "cost_usd": {
-            "total": _round(float(costs.sum()), 6) if costs.size else None,
-            "mean": _round(float(costs.mean()), 6) if costs.size else None,
-            "trials_with_cost": int(costs.size),
-        },
-        "tokens": {
-            "input": int(t_in.sum()) if t_in.size else None,
-            "output": int(t_out.sum()) if t_out.size else None,
-            "trials_with_usage": int(t_in.size),
-        },
-        "by_role": by_role,
-    }
+        by_role[role] = RoleUsage(**{**acc, "cost_usd": None if unknown else _round(acc["cost_usd"], 6)})
+    return Usage.model_validate(
+        {
+            "latency_s": {
+                "mean": _round(float(frame.latency_s.mean()), 6) if len(frame) else None,
+                **_percentiles(frame.latency_s),
+            },
+            "cost_usd": {
+                "total": _round(float(costs.sum()), 6) if costs.size else None,
+                "mean": _round(float(costs.mean()), 6) if costs.size else None,
+                "trials_with_cost": int(costs.size),
+            },
+            "tokens": {
+                "input": int(t_in.sum()) if t_in.size else None,
+                "output": int(t_out.sum()) if t_out.size else None,
+                "trials_with_usage": int(t_in.size),
+            },
+            "by_role": by_role,
+        }
+    )
 
 
 def _task_table(
     agg: _Aggregates, meta: dict[str, TaskMeta], failures: dict[str, dict[str, int]], k_max: int
-) -> list[dict[str, Any]]:
+) -> list[TaskRow]:
     f = agg.frame
     order = np.lexsort((f.trial_index, f.task))
     starts = np.searchsorted(f.task[order], np.arange(len(f.task_ids)))
     ends = np.searchsorted(f.task[order], np.arange(len(f.task_ids)), side="right")
     hat_rows = np.round(passk_matrix(agg.n, agg.c, k_max)[0], 4).tolist()
     keys = [str(k) for k in range(1, k_max + 1)]
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, TaskRow] = {}
     for t, task_id in enumerate(f.task_ids):
         idx = order[starts[t] : ends[t]]
         n, c = int(agg.n[t]), int(agg.c[t])
         m = meta.get(task_id, TaskMeta(task_id))
-        rows[task_id] = {
-            "task_id": task_id,
-            "stratum": m.stratum,
-            "split": m.split,
-            "tags": list(m.tags),
-            "difficulty": m.difficulty,
-            "trials": int(idx.size),
-            "excluded": int(idx.size) - n,
-            "successes": c,
-            "success_rate": _round(c / n) if n else None,
-            "success_rate_ci": [_round(x) for x in wilson_interval(c, n)] if n else [None, None],
-            "pass_hat_k": dict(zip(keys[: min(n, k_max)], hat_rows[t], strict=False)),
-            "rewards": [None if r != r else int(r) for r in f.reward[idx]],
-            "terminations": dict(Counter(f.termination[idx].tolist())),
-            "failures": failures.get(task_id, {}),
-        }
-    for task_id, m in meta.items():  # planned tasks with no trial yet
-        rows.setdefault(
-            task_id,
-            {
-                "task_id": task_id,
-                "stratum": m.stratum,
-                "split": m.split,
-                "tags": list(m.tags),
-                "difficulty": m.difficulty,
-                "trials": 0,
-                "excluded": 0,
-                "successes": 0,
-                "success_rate": None,
-                "success_rate_ci": [None, None],
-                "pass_hat_k": {},
-                "rewards": [],
-                "terminations": {},
-                "failures": {},
-            },
+        rows[task_id] = TaskRow(
+            task_id=task_id,
+            stratum=m.stratum,
+            split=m.split,
+            tags=list(m.tags),
+            difficulty=m.difficulty,
+            trials=int(idx.size),
+            excluded=int(idx.size) - n,
+            successes=c,
+            success_rate=_round(c / n) if n else None,
+            success_rate_ci=tuple(_round(x) for x in wilson_interval(c, n)) if n else (None, None),
+            pass_hat_k=dict(zip(keys[: min(n, k_max)], hat_rows[t], strict=False)),
+            rewards=[None if r != r else int(r) for r in f.reward[idx]],
+            terminations=dict(Counter(f.termination[idx].tolist())),
+            failures=failures.get(task_id, {}),
         )
+    for task_id, m in meta.items():  # planned tasks with no trial yet
+        if task_id not in rows:
+            rows[task_id] = TaskRow(
+                task_id=task_id, stratum=m.stratum, split=m.split, tags=list(m.tags), difficulty=m.difficulty
+            )
     return [rows[t] for t in sorted(rows)]
+
+
+def _capability_matrix(agg: _Aggregates, metas: list[TaskMeta], tags: list[str]) -> dict[str, Any]:
+    matrix: dict[str, dict[str, CapabilityCell]] = {}
+    for tag in tags:
+        cells: dict[str, CapabilityCell] = {}
+        for d in sorted({m.difficulty for m in metas if tag in m.tags}):
+            sel = [i for i, m in enumerate(metas) if tag in m.tags and m.difficulty == d]
+            n, c = int(agg.n[sel].sum()), int(agg.c[sel].sum())
+            cells[str(d)] = CapabilityCell(trials=n, success_rate=_round(c / n) if n else None)
+        matrix[tag] = cells
+    return matrix
 
 
 def summarize_frame(
     frame: TrialFrame, extras: FrameExtras, tasks: Sequence[TaskMeta], k_max: int
-) -> dict[str, Any]:
-    """Everything a run's report shows, as plain JSON-able data."""
+) -> RunSummary:
+    """Everything a run's report shows, computed from columns (no run header)."""
     meta = {t.task_id: t for t in tasks}
     agg = _Aggregates(frame)
     metas = [meta.get(t, TaskMeta(t)) for t in frame.task_ids]
 
-    def by(values: list[str]) -> dict[str, Any]:
+    def by(values: list[str]) -> dict[str, GroupStats]:
         arr = np.asarray(values, dtype=object)
         return {key: agg.group(arr == key, k_max) for key in sorted(set(values))}
 
     tags = sorted({tag for m in metas for tag in m.tags})
     excluded = ~agg.valid
-    matrix: dict[str, dict[str, Any]] = {}
-    for tag in tags:
-        cells: dict[str, Any] = {}
-        for d in sorted({m.difficulty for m in metas if tag in m.tags}):
-            sel = [i for i, m in enumerate(metas) if tag in m.tags and m.difficulty == d]
-            n, c = int(agg.n[sel].sum()), int(agg.c[sel].sum())
-            cells[str(d)] = {"trials": n, "success_rate": _round(c / n) if n else None}
-        matrix[tag] = cells
-    return {
-        "overall": agg.group(np.ones(len(frame.task_ids), dtype=bool), k_max),
-        "excluded": {
-            "trials": int(excluded.sum()),
-            "share": _round(excluded.mean()) if len(frame) else None,
-            "by_termination": dict(Counter(frame.termination[excluded].tolist())),
-            "by_root_cause": dict(Counter((r or "UNKNOWN") for r in frame.root_cause[excluded].tolist())),
-        },
-        "terminations": dict(sorted(Counter(frame.termination.tolist()).items())),
-        "by_stratum": by([m.stratum for m in metas]),
-        "by_split": by([m.split for m in metas]),
-        "by_tag": {
-            tag: agg.group(np.array([tag in m.tags for m in metas], dtype=bool), k_max) for tag in tags
-        },
-        "capability_matrix": matrix,
-        "graders": extras.graders,
-        "process": {f"mean_{name}": _round(value) for name, value in sorted(extras.process.items())},
-        "usage": _usage(frame, extras),
-        "tasks": _task_table(agg, meta, extras.failures, k_max),
-    }
+    return RunSummary(
+        overall=agg.group(np.ones(len(frame.task_ids), dtype=bool), k_max),
+        excluded=Excluded(
+            trials=int(excluded.sum()),
+            share=_round(excluded.mean()) if len(frame) else None,
+            by_termination=dict(Counter(frame.termination[excluded].tolist())),
+            by_root_cause=dict(Counter((r or "UNKNOWN") for r in frame.root_cause[excluded].tolist())),
+        ),
+        terminations=dict(sorted(Counter(frame.termination.tolist()).items())),
+        by_stratum=by([m.stratum for m in metas]),
+        by_split=by([m.split for m in metas]),
+        by_tag={tag: agg.group(np.array([tag in m.tags for m in metas], dtype=bool), k_max) for tag in tags},
+        capability_matrix=_capability_matrix(agg, metas, tags),
+        graders=extras.graders,
+        process={f"mean_{name}": _round(value) for name, value in sorted(extras.process.items())},
+        usage=_usage(frame, extras),
+        tasks=_task_table(agg, meta, extras.failures, k_max),
+    )
 
 
-def summarize(results: Sequence[TrialResult], tasks: Sequence[TaskMeta], k_max: int) -> dict[str, Any]:
-    """The summary of in-memory results (see :func:`summarize_frame`)."""
-    return summarize_frame(TrialFrame.from_results(results), FrameExtras.from_results(results), tasks, k_max)
+def run_header(info: RunInfo, completed: int, attempts: int = 0) -> RunHeader:
+    """The identity and provenance block of a stored run's summary."""
+    return RunHeader(
+        run_id=info.run_id,
+        status=info.status,
+        created_at=info.created_at,
+        finished_at=info.finished_at,
+        suite=SuiteRef(
+            name=info.suite_name, version=info.suite_version, hash=info.suite_hash, source=info.suite_source
+        ),
+        config=ConfigView.of(info.config),
+        seed=info.seed,
+        trials_per_task=info.trials_per_task,
+        planned_trials=info.planned_trials,
+        completed_trials=completed,
+        retried_attempts=attempts,
+        filters=info.filters,
+        spec=info.spec,
+        git_commit=info.git_commit,
+        versions=info.versions,
+    )
+
+
+def summarize_run(
+    info: RunInfo, frame: TrialFrame, extras: FrameExtras, tasks: Sequence[TaskMeta], attempts: int = 0
+) -> RunSummary:
+    """The summary of a stored run: its header plus :func:`summarize_frame`."""
+    summary = summarize_frame(frame, extras, tasks, info.trials_per_task)
+    summary.run = run_header(info, len(frame), attempts)
+    return summary
+
+
+def summarize(results: Sequence[TrialResult], tasks: Sequence[TaskMeta], k_max: int) -> RunSummary:
+    """The summary of in-memory results (see :func:`summarize_frame`; ``rag`` as a
+    stored run's: :func:`assay.metrics.rag_summary.rag_summary`)."""
+    summary = summarize_frame(
+        TrialFrame.from_results(results), FrameExtras.from_results(results), tasks, k_max
+    )
+    summary.rag = rag_summary(grade_rows(results))
+    return summary

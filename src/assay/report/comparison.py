@@ -12,8 +12,8 @@ from typing import Any
 from ..box import ScoringProfile
 from ..compare import compare_runs as paired_comparison
 from ..errors import AssayError
+from ..metrics.summary_model import task_outcome
 from ..runner.api import Run
-from .runview import task_outcome
 
 _ORDER = {"regressed": 0, "improved": 1, "changed": 2, "same": 3}
 

@@ -6,95 +6,111 @@ import json
 from typing import Any
 
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from ..core.results import TrialResult
 from ..core.transcript import Transcript
+from ..metrics.summary_model import Interval, RunSummary
 
 
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
-def _ci(ci: list[float | None] | None) -> str:
-    if not ci or ci[0] is None:
+def _ci(ci: Interval | None) -> str:
+    if not ci or ci[0] is None or ci[1] is None:
         return ""
-    return f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"  # type: ignore[operator]
+    return f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
 
 
-def _curve(curve: dict[str, float | None], cis: dict[str, list[float | None]] | None = None) -> str:
+def _curve(curve: dict[str, float | None], cis: dict[str, Interval] | None = None) -> str:
     return "  ".join(
         f"k={k}: {_pct(v)}{_ci((cis or {}).get(k)) if k in ('1', str(len(curve))) else ''}"
         for k, v in curve.items()
     )
 
 
-def render_summary(summary: dict[str, Any], console: Console) -> None:
-    run = summary["run"]
-    o = summary["overall"]
+def _head(summary: RunSummary) -> Table:
+    run, o = summary.run, summary.overall
     head = Table.grid(padding=(0, 2))
-    head.add_row("run", f"[bold]{run['run_id']}[/] ({run['status']})")
-    head.add_row("suite", f"{run['suite']['name']} v{run['suite']['version']} · hash {run['suite']['hash']}")
-    head.add_row("agent", f"{run['config']['agent']} · user {run['config']['user']} · seed {run['seed']}")
-    head.add_row(
-        "trials",
-        f"{run['completed_trials']}/{run['planned_trials']} "
-        f"({run['trials_per_task']} per task, {o['tasks']} tasks)",
-    )
+    if run is not None:
+        head.add_row("run", f"[bold]{escape(run.run_id)}[/] ({run.status})")
+        head.add_row("suite", escape(f"{run.suite.name} v{run.suite.version} · hash {run.suite.hash}"))
+        head.add_row("agent", escape(f"{run.config.agent} · user {run.config.user} · seed {run.seed}"))
+        head.add_row(
+            "trials",
+            f"{run.completed_trials}/{run.planned_trials} ({run.trials_per_task} per task, {o.tasks} tasks)"
+            + (f" · {run.retried_attempts} earlier attempts retried" if run.retried_attempts else ""),
+        )
     head.add_row(
         "success",
-        f"[bold]{_pct(o['success_rate'])}[/]{_ci(o.get('success_rate_ci'))} of "
-        f"{o['trials'] - o['excluded']} counted trials (95% interval, task-clustered)",
+        f"[bold]{_pct(o.success_rate)}[/]{_ci(o.success_rate_ci)} of "
+        f"{summary.counted_trials()} counted trials (95% interval, task-clustered)",
     )
-    head.add_row("pass^k", _curve(o["pass_hat_k"], o.get("pass_hat_k_ci")))
-    head.add_row("pass@k", _curve(o["pass_at_k"], o.get("pass_at_k_ci")))
-    ex = summary["excluded"]
-    if ex["trials"]:
+    head.add_row("pass^k", _curve(o.pass_hat_k, o.pass_hat_k_ci))
+    head.add_row("pass@k", _curve(o.pass_at_k, o.pass_at_k_ci))
+    ex = summary.excluded
+    if ex.trials:
         head.add_row(
             "[yellow]excluded[/]",
-            f"[yellow]{ex['trials']} trials ({_pct(ex['share'])}) not the agent's doing: "
-            f"{', '.join(f'{k} {v}' for k, v in ex['by_termination'].items())}[/]",
+            f"[yellow]{ex.trials} trials ({_pct(ex.share)}) not the agent's doing: "
+            f"{escape(', '.join(f'{k} {v}' for k, v in ex.by_termination.items()))}[/]",
         )
-    skipped = {name: g["skipped"] for name, g in summary["graders"].items() if g.get("skipped")}
+    skipped = summary.skipped_verdicts()
     if skipped:
-        which = ", ".join(f"{name} {n}" for name, n in skipped.items())
+        which = escape(", ".join(f"{name} {n}" for name, n in skipped.items()))
         head.add_row(
             "[yellow]skipped[/]",
             f"[yellow]{sum(skipped.values())} grader verdicts skipped ({which}); "
-            f"`assay show RUN --task ID` says why (judges need --judge)[/]",
+            f"`assay show RUN --task ID` says why[/]",
         )
-    console.print(Panel(head, title="assay run", expand=False))
+    return head
 
+
+def _strata(summary: RunSummary) -> Table:
+    """Success and pass^k by stratum: k = 1 and the run's k (the curve is in the head)."""
+    k = str(summary.trials_k())
+    ks = ["1"] if k == "1" else ["1", k]
     strata = Table(title="by stratum", show_edge=False)
-    for col in ("stratum", "tasks", "trials", "success", *[f"pass^{k}" for k in o["pass_hat_k"]]):
+    for col in ("stratum", "tasks", "trials", "success", *[f"pass^{x}" for x in ks]):
         strata.add_column(col, justify="right" if col != "stratum" else "left")
-    for name, g in summary["by_stratum"].items():
+    for name, g in summary.by_stratum.items():
         strata.add_row(
-            name,
-            str(g["tasks"]),
-            str(g["trials"]),
-            _pct(g["success_rate"]),
-            *[_pct(v) for v in g["pass_hat_k"].values()],
+            escape(name),
+            str(g.tasks),
+            str(g.trials),
+            _pct(g.success_rate),
+            *[_pct(g.pass_hat_k.get(x)) for x in ks],
         )
-    console.print(strata)
+    return strata
 
-    failing = [t for t in summary["tasks"] if t["success_rate"] is not None and t["success_rate"] < 1]
+
+def render_summary(summary: RunSummary, console: Console, max_failing: int = 30) -> None:
+    console.print(Panel(_head(summary), title="assay run", expand=False))
+    console.print(_strata(summary))
+    failing = [t for t in summary.tasks if t.success_rate is not None and t.success_rate < 1]
     if failing:
-        table = Table(
-            title=f"tasks with failures ({len(failing)} of {len(summary['tasks'])})", show_edge=False
-        )
+        table = Table(title=f"tasks with failures ({len(failing)} of {len(summary.tasks)})", show_edge=False)
         for col in ("task", "stratum", "rewards", "failing graders"):
             table.add_column(col)
-        for t in sorted(failing, key=lambda t: (t["success_rate"], t["task_id"]))[:30]:
-            rewards = "".join("✓" if r == 1 else "✗" if r == 0 else "?" for r in t["rewards"])
+        for t in sorted(failing, key=lambda t: (t.success_rate or 0.0, t.task_id))[:max_failing]:
+            rewards = "".join("✓" if r == 1 else "✗" if r == 0 else "?" for r in t.rewards)
             table.add_row(
-                t["task_id"], t["stratum"], rewards, ", ".join(f"{k}×{v}" for k, v in t["failures"].items())
+                escape(t.task_id),
+                t.stratum,
+                rewards,
+                escape(", ".join(f"{k}×{v}" for k, v in t.failures.items())),
             )
         console.print(table)
-    term = ", ".join(f"{k} {v}" for k, v in summary["terminations"].items())
-    console.print(f"terminations: {term}")
+        if len(failing) > max_failing:
+            console.print(
+                f"… and {len(failing) - max_failing} more: `assay show RUN --json` lists every task"
+            )
+    term = ", ".join(f"{k} {v}" for k, v in summary.terminations.items())
+    console.print(f"terminations: {escape(term)}")
 
 
 def render_runs(rows: list[dict[str, Any]], console: Console) -> None:
@@ -104,11 +120,11 @@ def render_runs(rows: list[dict[str, Any]], console: Console) -> None:
     for r in rows:
         mean = "-" if r["mean_reward"] is None else f"{r['mean_reward']:.3f}"
         table.add_row(
-            r["run_id"],
+            escape(r["run_id"]),
             r["created_at"][:19],
             r["status"],
-            f"{r['suite_name']} v{r['suite_version']}",
-            r["agent"],
+            escape(f"{r['suite_name']} v{r['suite_version']}"),
+            escape(r["agent"]),
             f"{r['completed']}/{r['planned_trials']}",
             mean,
         )
@@ -116,7 +132,7 @@ def render_runs(rows: list[dict[str, Any]], console: Console) -> None:
 
 
 def render_trials(results: list[TrialResult], console: Console) -> None:
-    table = Table(title=f"trials of {results[0].task_id}" if results else "trials", show_edge=False)
+    table = Table(title=f"trials of {escape(results[0].task_id)}" if results else "trials", show_edge=False)
     for col in ("trial", "reward", "termination", "turns", "tool calls", "verdicts"):
         table.add_column(col)
     for r in results:
@@ -129,7 +145,7 @@ def render_trials(results: list[TrialResult], console: Console) -> None:
             r.termination,
             f"{r.metrics.get('turns', 0):g}",
             f"{r.metrics.get('tool_calls', 0):g}",
-            verdicts,
+            escape(verdicts),
         )
     console.print(table)
 
@@ -137,7 +153,7 @@ def render_trials(results: list[TrialResult], console: Console) -> None:
 def render_transcript(result: TrialResult, transcript: Transcript | None, console: Console) -> None:
     """A trial as a person reads it: the conversation, tool calls and results, the
     state diff and every grader's verdict with its reason."""
-    console.rule(f"{result.task_id} · trial {result.trial_index} · seed {result.seed}")
+    console.rule(escape(f"{result.task_id} · trial {result.trial_index} · seed {result.seed}"))
     if transcript is None:
         console.print("[dim]no transcript stored[/]")
     else:
@@ -166,11 +182,11 @@ def render_transcript(result: TrialResult, transcript: Transcript | None, consol
                 lines.append(f"  {c['op']} {c['table']} {c['key']}")
         if not outcome.diff:
             lines.append("  state unchanged")
-        console.print(Panel("\n".join(lines), title="outcome", expand=False))
+        console.print(Panel(Text("\n".join(lines)), title="outcome", expand=False))
     verdicts = []
     for g in result.grades:
         mark = "[yellow]skipped[/]" if g.skipped else "[green]pass[/]" if g.passed else "[red]FAIL[/]"
-        verdicts.append(f"{mark} {g.grader}: {g.reason}")
+        verdicts.append(f"{mark} {escape(g.grader)}: {escape(g.reason)}")
     reward = "excluded" if result.reward is None else str(result.reward)
     console.print(
         Panel(

@@ -12,87 +12,50 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from ..core.results import TrialResult
+from ..metrics.summary_model import RunSummary
 from ..runner.api import Run
-from ..stats import bootstrap_ci, clustered_mean, wilson_interval
-from ..stats.passk import pass_at_k, pass_hat_k
-
-CONFIDENCE = 0.95
-N_RESAMPLES = 1000
 
 
 def _r(x: float | None, digits: int = 4) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), digits)
 
 
-def task_outcome(rewards: Sequence[int | None]) -> str:
-    """A task's outcome over its trials: pass (all counted trials passed), fail (none
-    did), flaky (some did), excluded (no counted trial)."""
-    counted = [r for r in rewards if r is not None]
-    if not counted:
-        return "excluded"
-    if all(counted):
-        return "pass"
-    return "fail" if not any(counted) else "flaky"
-
-
-def success_interval(results: Sequence[TrialResult]) -> dict[str, Any]:
-    """Success rate over counted trials with a 95% interval that treats the task as the
-    unit (trials of one task are correlated); Wilson when there is only one task."""
-    counted = [r for r in results if r.reward is not None]
-    n = len(counted)
-    tasks = {r.task_id for r in counted}
-    if n == 0:
-        return {"value": None, "low": None, "high": None, "n": 0, "tasks": 0, "method": "none"}
-    successes = sum(r.reward or 0 for r in counted)
-    if len(tasks) >= 2:
-        cm = clustered_mean([float(r.reward or 0) for r in counted], [r.task_id for r in counted], CONFIDENCE)
-        low, high, method = max(0.0, cm.low), min(1.0, cm.high), "task-clustered"
-    else:
-        low, high = wilson_interval(successes, n, CONFIDENCE)
-        method = "wilson"
+def success_headline(summary: RunSummary) -> dict[str, Any]:
+    """The run's success rate with its interval, as the summary computed it (one method
+    everywhere: the console, JSON, HTML report and viewer show the same numbers)."""
+    o = summary.overall
     return {
-        "value": _r(successes / n),
-        "low": _r(low),
-        "high": _r(high),
-        "n": n,
-        "successes": successes,
-        "tasks": len(tasks),
-        "method": method,
+        "value": o.success_rate,
+        "low": o.success_rate_ci[0],
+        "high": o.success_rate_ci[1],
+        "n": summary.counted_trials(),
+        "successes": o.successes,
+        "tasks": o.tasks,
+        "method": "task-clustered Wilson",
     }
 
 
-def passk_intervals(results: Sequence[TrialResult], k_max: int) -> dict[str, list[dict[str, Any]]]:
-    """pass^k and pass@k for k = 1..k_max, each with a bootstrap interval over tasks
-    (tasks resampled; a task counts once k of its trials are counted)."""
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for r in results:
-        if r.reward is not None:
-            counts[r.task_id][0] += 1
-            counts[r.task_id][1] += r.reward
-    out: dict[str, list[dict[str, Any]]] = {"pass_hat_k": [], "pass_at_k": []}
-    for name, estimator in (("pass_hat_k", pass_hat_k), ("pass_at_k", pass_at_k)):
-        for k in range(1, k_max + 1):
-            values = [estimator(n, c, k) for n, c in counts.values() if n >= k]
-            if not values:
-                out[name].append({"k": k, "value": None, "low": None, "high": None, "tasks": 0})
-                continue
-            if len(values) >= 2 and len(set(values)) > 1:
-                ci = bootstrap_ci(values, n_resamples=N_RESAMPLES, confidence=CONFIDENCE, seed=k)
-                low, high = ci.low, ci.high
-            else:
-                low = high = float(np.mean(values))
-            out[name].append(
-                {
-                    "k": k,
-                    "value": _r(float(np.mean(values))),
-                    "low": _r(low),
-                    "high": _r(high),
-                    "tasks": len(values),
-                }
-            )
+def curve_points(summary: RunSummary) -> dict[str, list[dict[str, Any]]]:
+    """pass^k and pass@k for k = 1..K with the summary's intervals, and how many tasks
+    (with at least k counted trials) each averages."""
+    o = summary.overall
+    counted = [t.trials - t.excluded for t in summary.tasks]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name, values, cis in (
+        ("pass_hat_k", o.pass_hat_k, o.pass_hat_k_ci),
+        ("pass_at_k", o.pass_at_k, o.pass_at_k_ci),
+    ):
+        out[name] = [
+            {
+                "k": int(k),
+                "value": value,
+                "low": cis.get(k, (None, None))[0],
+                "high": cis.get(k, (None, None))[1],
+                "tasks": sum(1 for n in counted if n >= int(k)),
+            }
+            for k, value in values.items()
+        ]
     return out
 
 
@@ -166,22 +129,23 @@ def distributions(results: Sequence[TrialResult]) -> dict[str, list[float]]:
     }
 
 
-def build_run_view(run: Run, *, summary: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Everything a run page or report section shows, as JSON-able data."""
-    summary = summary if summary is not None else run.summary()
+def build_run_view(run: Run) -> dict[str, Any]:
+    """Everything a run page or report section shows, as JSON-able data: the run's
+    summary (its figures and intervals, unchanged) plus breakdowns of its trials."""
+    summary = run.summary()
     results = run.results
-    k_max = run.info.trials_per_task
-    tasks = summary["tasks"]
-    for row in tasks:
-        row["outcome"] = task_outcome(row["rewards"])
+    data = summary.to_dict()
+    tasks = data["tasks"]
+    for row, typed in zip(tasks, summary.tasks, strict=True):
+        row["outcome"] = typed.outcome
     outcomes = Counter(row["outcome"] for row in tasks)
     return {
         "run_id": run.run_id,
         "label": f"{run.run_id} ({run.info.config.agent})",
-        "summary": summary,
+        "summary": data,
         "headline": {
-            "success": success_interval(results),
-            "curves": passk_intervals(results, k_max),
+            "success": success_headline(summary),
+            "curves": curve_points(summary),
             "task_outcomes": {k: outcomes.get(k, 0) for k in ("pass", "flaky", "fail", "excluded")},
         },
         "failures": failure_breakdown(results),

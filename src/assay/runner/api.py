@@ -1,32 +1,32 @@
-"""Running a suite: ``run`` / ``run_async`` and the :class:`Run` they return."""
+"""Running a suite: ``run`` / ``run_async`` (a new run from a spec), ``resume`` /
+``resume_async`` (the missing and harness-error trials of a stored run), and the
+:class:`Run` they return."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..agents.specs import agent_factory
-from ..core.results import Config, RunInfo, TaskMeta, TrialResult
-from ..core.task import Limits, Suite, Task
+from ..core.results import RunInfo, TaskMeta, TrialResult
+from ..core.spec import RunSpec
+from ..core.task import Limits, Task
 from ..core.transcript import Transcript
-from ..envs.faults import FaultPlan, load_fault_plan
 from ..errors import AssayError, ResumeError
 from ..llm.cassette import Cassette, use_cassette
-from ..llm.spec import PROVIDERS, parse_spec
-from ..metrics.frame import TrialFrame
-from ..metrics.rag_summary import RAG_STAGES, rag_summary
-from ..metrics.summary import summarize_frame
+from ..metrics.frame import FrameExtras, TrialFrame
+from ..metrics.rag_summary import RAG_STAGES, GradeRow, rag_summary
+from ..metrics.summary import RunSummary, summarize_run
 from ..store.store import Store, now_iso
-from ..suites.instantiate import instantiate, iter_instances
-from ..suites.loader import load_suite
-from ..users.specs import user_factory
-from .executor import Executor, LocalExecutor
-from .orchestrator import TrialJob
-from .plan import plan_trials, task_filter
+from ..suites.loaded import LoadedSuite
+from .executor import Executor
+from .orchestrator import RunContext, TrialJob
+from .plan import plan_trials
 from .provenance import git_commit, new_run_id, versions
+from .ray_executor import make_executor
+from .resolve import Resolved, TaskSource, load_source, make_spec, resolve, task_source
 from .writer import TrialWriter
 
 Progress = Callable[[TrialResult, int, int], None]
@@ -43,6 +43,7 @@ class Run:
         self.info, self.tasks, self.store = info, tasks, store
         self._results = results
         self._frame: TrialFrame | None = None
+        self._summary: RunSummary | None = None
 
     @property
     def run_id(self) -> str:
@@ -64,45 +65,33 @@ class Run:
         once the run is finished."""
         if self._frame is not None:
             return self._frame
-        frame = self.store.load_frame(self.run_id)
+        frame = TrialFrame(**self.store.frame_columns(self.run_id))
         if self.info.status == "finished":
             self._frame = frame
         return frame
 
+    def task_results(self, task_id: str) -> list[TrialResult]:
+        """The trials of one task (without transcripts), in trial order."""
+        if self._results is not None:
+            return [r for r in self._results if r.task_id == task_id]
+        return self.store.load_results(self.run_id, task_id)
+
     def transcript(self, task_id: str, trial_index: int = 0) -> Transcript | None:
         return self.store.load_transcript(self.run_id, task_id, trial_index)
 
-    def summary(self) -> dict[str, Any]:
-        """The run's summary: the same content ``assay run --json`` prints (with a
-        ``rag`` section when the suite has RAG graders: :func:`rag_summary`)."""
-        info = self.info
-        frame = self.frame()
-        rag = rag_summary(self.store.load_grade_rows(self.run_id, RAG_STAGES))
-        return {
-            "schema": "assay.run-summary/1",
-            "run": {
-                "run_id": info.run_id,
-                "status": info.status,
-                "created_at": info.created_at,
-                "finished_at": info.finished_at,
-                "suite": {
-                    "name": info.suite_name,
-                    "version": info.suite_version,
-                    "hash": info.suite_hash,
-                    "source": info.suite_source,
-                },
-                "config": {**info.config.model_dump(mode="json"), "hash": info.config_hash},
-                "seed": info.seed,
-                "trials_per_task": info.trials_per_task,
-                "planned_trials": info.planned_trials,
-                "completed_trials": len(frame),
-                "filters": info.filters,
-                "git_commit": info.git_commit,
-                "versions": info.versions,
-            },
-            **summarize_frame(frame, self.store.load_extras(self.run_id), self.tasks, info.trials_per_task),
-            **({"rag": rag} if rag is not None else {}),
-        }
+    def summary(self) -> RunSummary:
+        """The run's summary: what ``assay run --json`` prints and every report reads
+        (with ``rag`` when the suite has RAG graders: :func:`rag_summary`)."""
+        if self._summary is not None:
+            return self._summary
+        extras = FrameExtras(**self.store.frame_aggregates(self.run_id))
+        summary = summarize_run(
+            self.info, self.frame(), extras, self.tasks, self.store.count_attempts(self.run_id)
+        )
+        summary.rag = rag_summary(GradeRow(*row) for row in self.store.grade_rows(self.run_id, RAG_STAGES))
+        if self.info.status == "finished":
+            self._summary = summary
+        return summary
 
 
 def pick_trial(results: list[TrialResult], run_id: str, task_id: str, trial: int | None) -> TrialResult:
@@ -118,32 +107,10 @@ def pick_trial(results: list[TrialResult], run_id: str, task_id: str, trial: int
     raise AssayError(f"task {task_id!r} of run {run_id} has no trial {trial}")
 
 
-def _jsonable(value: Any) -> Any:
-    return value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
-
-
-def _resolve_suite(suite: Suite | str | Path) -> tuple[Suite, str]:
-    if isinstance(suite, Suite):
-        return suite, str(suite.path or suite.name)
-    loaded = load_suite(suite)
-    source = str(suite) if not Path(str(suite)).exists() else str(Path(str(suite)).resolve())
-    return loaded, source
-
-
-TaskSource = Callable[[], Iterable[Task]]
-
-
-def _task_source(suite: Suite, seed: int, keep: Callable[[Task], bool]) -> TaskSource:
-    """The run's concrete tasks, again for each pass: kept in memory for ordinary
-    suites, streamed from disk (memory stays flat) for suites with JSONL files."""
-    if not suite._streamed:
-        tasks = [t for t in instantiate(suite, seed) if keep(t)]
-        return lambda: tasks
-    return lambda: (t for t in iter_instances(suite, seed) if keep(t))
-
-
-def _jobs(info: RunInfo, suite: Suite, tasks: TaskSource, done: set[tuple[str, int]]) -> Iterator[TrialJob]:
-    override = info.settings.get("limits") or {}
+def _jobs(
+    info: RunInfo, context: RunContext, suite: LoadedSuite, tasks: TaskSource, done: set[tuple[str, int]]
+) -> Iterator[TrialJob]:
+    override = info.spec.limits
     cache: dict[str, Limits] = {}
 
     def limits_of(task: Task) -> Limits:  # most tasks share the suite's limits: build them once
@@ -153,131 +120,167 @@ def _jobs(info: RunInfo, suite: Suite, tasks: TaskSource, done: set[tuple[str, i
         return cache[key]
 
     for task, trial in plan_trials(tasks, info.trials_per_task, info.seed, done):
-        yield TrialJob(
-            run_id=info.run_id,
-            task=task,
-            trial=trial,
-            limits=limits_of(task),
-            config=info.config,
-            suite_name=info.suite_name,
-            suite_version=info.suite_version,
-            suite_hash=info.suite_hash,
-            domain=suite.domain,
-            git_commit=info.git_commit,
-            options=dict(info.settings.get("model_options", {})),
-            task_hash=task.input_hash(),
-            judges=tuple(info.settings.get("judges", ())),
-            judge_options=dict(info.settings.get("judge_options", {})),
-            faults=info.settings.get("faults"),
-        )
+        yield TrialJob(context, task, trial, limits_of(task), task.input_hash())
 
 
-def _model_of(spec: str) -> str | None:
-    """The model id of an LLM-backed spec (``openai:gpt-4o`` -> itself), else None."""
-    kind = spec.partition(":")[0]
-    return spec if kind in PROVIDERS else None
+def _context(info: RunInfo, spec: RunSpec, suite: LoadedSuite) -> RunContext:
+    """What every trial of the run shares. ``spec`` is the spec as given (with its
+    credentials, which the stored ``info.spec`` does not hold)."""
+    return RunContext(
+        run_id=info.run_id,
+        config=info.config,
+        suite_name=info.suite_name,
+        suite_version=info.suite_version,
+        suite_hash=info.suite_hash,
+        domain=suite.domain,
+        git_commit=info.git_commit,
+        model_options=spec.model_option_values(),
+        judges=tuple(spec.judges),
+        judge_options=dict(spec.judge_options),
+        faults=info.fault_plan,
+    )
+
+
+def _new_info(resolved: Resolved, store: Store) -> tuple[RunInfo, list[TaskMeta]]:
+    spec, suite = resolved.spec, resolved.suite
+    metas = [t.meta() for t in resolved.tasks()]
+    if not metas:
+        raise AssayError(f"no task of suite {suite.name} matches the filters given")
+    run_id = spec.run_id or new_run_id(suite.name)
+    if store.has_run(run_id):
+        raise ResumeError(f"run {run_id} already exists in {store.url}; resume it with --resume {run_id}")
+    info = RunInfo(
+        run_id=run_id,
+        created_at=now_iso(),
+        suite_name=suite.name,
+        suite_version=suite.version,
+        suite_hash=suite.hash,
+        suite_source=resolved.source,
+        config=resolved.config,
+        config_hash=resolved.config.hash,
+        seed=spec.seed or 0,
+        trials_per_task=resolved.trials_per_task,
+        task_ids=[m.task_id for m in metas],
+        spec=spec.redacted(),
+        fault_plan=resolved.fault_plan.model_dump(mode="json") if resolved.fault_plan else None,
+        git_commit=git_commit(),
+        versions=versions(),
+    )
+    return info, metas
 
 
 async def run_async(
-    suite: Suite | str | Path,
-    agent: str = "builtin:retail-careful",
-    trials: int | None = 4,
-    concurrency: int = 8,
-    seed: int = 0,
-    store: Store | str | None = None,
+    suite: RunSpec | LoadedSuite | str | Path,
     *,
-    user: str = "scripted",
-    split: str | None = None,
-    tags: Iterable[str] = (),
-    task_ids: Iterable[str] = (),
-    run_id: str | None = None,
-    resume: str | None = None,
-    params: dict[str, Any] | None = None,
-    model_options: dict[str, Any] | None = None,
-    cassette: Cassette | None = None,
-    limits: dict[str, Any] | None = None,
-    judges: Iterable[str] = (),
-    judge_options: dict[str, Any] | None = None,
-    faults: FaultPlan | dict[str, Any] | str | Path | None = None,
+    store: Store | str | None = None,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+    on_start: Callable[[RunInfo], None] | None = None,
+    **fields: Any,
+) -> Run:
+    """Run every selected task k times and store each finished trial as it ends.
+
+    ``suite`` is a :class:`RunSpec`, or a suite (folder, ``suite.yaml``, built-in name or
+    loaded suite) with the spec's fields as keyword arguments (``agent``, ``trials``,
+    ``seed``, ``params``, ``judges``, ``faults``... see :class:`assay.core.RunSpec` and
+    docs/run-spec.md). ``store`` (a Store or a location) and ``executor`` (an Executor
+    object) override the spec's; ``progress(result, done, total)`` is called as trials
+    are stored; ``on_start(info)`` once the run is created."""
+    loaded: LoadedSuite | None = suite if isinstance(suite, LoadedSuite) else None
+    if isinstance(suite, RunSpec):
+        spec = suite if not fields else suite.model_copy(update=fields)
+    else:
+        source = str(suite.path or suite.name) if isinstance(suite, LoadedSuite) else str(suite)
+        spec = make_spec(source, **fields)
+    resolved = resolve(spec, loaded)
+    st = store if isinstance(store, Store) else Store(store if store is not None else spec.store)
+    info, metas = _new_info(resolved, st)
+    st.create_run(info, metas)
+    del metas
+    context = _context(info, resolved.spec, resolved.suite)
+    jobs = _jobs(info, context, resolved.suite, resolved.tasks, set())
+    await _execute(info, spec, st, jobs, 0, executor, progress, on_start)
+    return Run.load(info.run_id, st)
+
+
+async def resume_async(
+    run_id: str,
+    *,
+    store: Store | str | None = None,
+    retry_errors: bool = False,
+    secrets: dict[str, dict[str, Any]] | None = None,
     executor: Executor | None = None,
     progress: Progress | None = None,
     on_start: Callable[[RunInfo], None] | None = None,
 ) -> Run:
-    """Run every selected task ``trials`` times (``None``: the suite's default) and
-    store each finished trial as it ends. ``resume=RUN_ID`` continues an interrupted
-    run with its own suite, config, seed and plan, running only missing trials.
-
-    ``params`` are the config's parameters (part of what is tested: temperature,
-    agent options). ``model_options`` are settings of model clients that do not change
-    what is tested (``cache``, ``pricing`` file, ``base_url``...). ``cassette`` records
-    or replays every model exchange of the run. ``limits`` override the suite's
-    per-trial limits (``max_cost_usd``, ``max_tokens``, ``max_turns``...). ``judges``
-    are the model specs of LLM judges (several make a panel) with ``judge_options``
-    for their clients; judge graders without one report ``skipped``. ``faults`` is a
-    fault plan (a FaultPlan, a file, or a spec such as ``get_order_details:timeout@0.3``;
-    default: the suite's ``defaults.faults``; ``"none"``: no faults) injected into the
-    agent's tool calls by a seeded schedule (docs/robustness.md)."""
+    """Continue a stored run with its own suite, configuration, seed and plan: its
+    missing trials run, and its harness-error trials run again (their failed attempts
+    are kept in the store). A run finished with every planned trial is resumed only with
+    ``retry_errors``.
+    ``secrets`` gives again the credential options the store did not keep
+    (``{"model_options": {"api_key": ...}, "judge_options": {...}}``)."""
     st = store if isinstance(store, Store) else Store(store)
-    if resume is not None:
-        info = st.get_run(resume)
-        loaded, _ = _resolve_suite(info.suite_source if isinstance(suite, (str, Path)) else suite)
-        if loaded.hash != info.suite_hash:
-            raise ResumeError(
-                f"run {resume} was made with suite {info.suite_name} hash {info.suite_hash}, but "
-                f"{info.suite_source} now has hash {loaded.hash}; start a new run instead"
-            )
-        wanted = set(info.task_ids)
-        tasks = _task_source(loaded, info.seed, lambda t: t.id in wanted)
-        done = st.completed_keys(info.run_id)
-        st.set_status(info.run_id, "running")
-        info.status = "running"
-    else:
-        loaded, source = _resolve_suite(suite)
-        tasks = _task_source(loaded, seed, task_filter(split, tags, task_ids))
-        metas = [t.meta() for t in tasks()]
-        if not metas:
-            raise AssayError(f"no task of suite {loaded.name} matches the filters given")
-        config = Config(agent=agent, user=user, model=_model_of(agent), params=params or {})
-        if limits:
-            Limits.model_validate(limits)  # bad overrides fail now
-        agent_factory(config.agent)  # fail now, with a clear message, on a bad spec
-        for judge in judges:
-            parse_spec(judge)
-        plan = load_fault_plan(faults if faults is not None else loaded.defaults.faults)
-        user_factory(config.user)
-        rid = run_id or new_run_id(loaded.name)
-        if st.has_run(rid):
-            raise ResumeError(f"run {rid} already exists in {st.url}; resume it with --resume {rid}")
-        info = RunInfo(
-            run_id=rid,
-            created_at=now_iso(),
-            suite_name=loaded.name,
-            suite_version=loaded.version,
-            suite_hash=loaded.hash,
-            suite_source=source,
-            config=config,
-            config_hash=config.hash,
-            seed=seed,
-            trials_per_task=trials or loaded.defaults.trials,
-            task_ids=[m.task_id for m in metas],
-            filters={"split": split, "tags": sorted(tags), "task_ids": sorted(task_ids)},
-            settings={
-                "model_options": {k: _jsonable(v) for k, v in (model_options or {}).items()},
-                "limits": dict(limits or {}),
-                "judges": list(judges),
-                "judge_options": {k: _jsonable(v) for k, v in (judge_options or {}).items()},
-                "faults": plan.model_dump(mode="json") if plan else None,
-            },
-            git_commit=git_commit(),
-            versions=versions(),
+    info = st.get_run(run_id)
+    loaded, _ = load_source(info.suite_source)
+    if loaded.hash != info.suite_hash:
+        raise ResumeError(
+            f"run {run_id} was made with suite {info.suite_name} hash {info.suite_hash}, but "
+            f"{info.suite_source} now has hash {loaded.hash}; start a new run instead"
         )
-        st.create_run(info, metas)
-        del metas
-        done = set()
+    complete = len(st.completed_keys(run_id)) >= info.planned_trials
+    if info.status == "finished" and complete and not retry_errors:
+        errored = st.count_retryable(run_id)
+        hint = f"; --retry-errors {run_id} runs its {errored} harness-error trial(s) again" if errored else ""
+        raise ResumeError(f"run {run_id} is finished with every planned trial{hint}")
+    spec = _with_secrets(info.spec, secrets or {})
+    st.retry_errors(run_id)
+    done = st.completed_keys(run_id)
+    st.set_status(run_id, "running")
+    info.status = "running"
+    wanted = set(info.task_ids)
+    tasks = task_source(loaded, info.seed, lambda t: t.id in wanted)
+    jobs = _jobs(info, _context(info, spec, loaded), loaded, tasks, done)
+    await _execute(info, spec, st, jobs, len(done), executor, progress, on_start)
+    return Run.load(run_id, st)
+
+
+def _with_secrets(spec: RunSpec, secrets: dict[str, dict[str, Any]]) -> RunSpec:
+    """The stored spec with credential options given again; only redacted ones may be."""
+    update: dict[str, Any] = {}
+    for group in ("model_options", "judge_options"):
+        given = secrets.get(group) or {}
+        stored: dict[str, Any] = getattr(spec, group)
+        for key, value in given.items():
+            if stored.get(key) != "<redacted>" and stored.get(key) != value:
+                raise ResumeError(
+                    f"--resume keeps the run's own settings; {group} {key!r} can be given again only "
+                    "when it is a credential the store did not keep"
+                )
+        update[group] = {**stored, **given}
+    return spec.model_copy(update=update)
+
+
+def _cassette(spec: RunSpec) -> Cassette | None:
+    if spec.record:
+        return Cassette(spec.record, "record")
+    return Cassette(spec.replay, "replay") if spec.replay else None
+
+
+async def _execute(
+    info: RunInfo,
+    spec: RunSpec,
+    st: Store,
+    jobs: Iterator[TrialJob],
+    finished: int,
+    executor: Executor | None,
+    progress: Progress | None,
+    on_start: Callable[[RunInfo], None] | None,
+) -> None:
+    """Run the jobs, store each result as it ends, and set the run's status (the store
+    is checkpointed, so its file alone holds the run, whatever stopped it)."""
     if on_start is not None:
         on_start(info)
     total = info.planned_trials
-    finished = len(done)
 
     def written(result: TrialResult) -> None:
         nonlocal finished
@@ -285,31 +288,30 @@ async def run_async(
         if progress is not None:
             progress(replace(result, transcript=None), finished, total)
 
+    runner = executor or make_executor(spec.executor, spec.concurrency, spec.ray_address)
     writer = TrialWriter(st, on_written=written)
     flusher = asyncio.create_task(writer.run())
-    runner = executor or LocalExecutor(concurrency)
+    cassette = _cassette(spec)
     try:
         with use_cassette(cassette):
-            await runner.execute(_jobs(info, loaded, tasks, done), writer.add)
+            await runner.execute(jobs, writer.add)
     except BaseException:
         writer.close()  # what finished is kept
         st.set_status(info.run_id, "interrupted")
         raise
     finally:
         flusher.cancel()
+        if executor is None:
+            getattr(runner, "close", lambda: None)()  # a Ray started for this run stops with it
     writer.close()
     st.set_status(info.run_id, "finished")
-    return Run.load(info.run_id, st)
 
 
-def run(
-    suite: Suite | str | Path,
-    agent: str = "builtin:retail-careful",
-    trials: int | None = 4,
-    concurrency: int = 8,
-    seed: int = 0,
-    store: Store | str | None = None,
-    **options: Any,
-) -> Run:
+def run(suite: RunSpec | LoadedSuite | str | Path, **fields: Any) -> Run:
     """Synchronous twin of :func:`run_async`."""
-    return asyncio.run(run_async(suite, agent, trials, concurrency, seed, store, **options))
+    return asyncio.run(run_async(suite, **fields))
+
+
+def resume(run_id: str, **options: Any) -> Run:
+    """Synchronous twin of :func:`resume_async`."""
+    return asyncio.run(resume_async(run_id, **options))

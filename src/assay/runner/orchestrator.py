@@ -47,24 +47,33 @@ from ..users.specs import user_factory
 from .tracing import Tracer
 
 
-@dataclass
-class TrialJob:
-    """Everything needed to run one trial, by value."""
+@dataclass(frozen=True)
+class RunContext:
+    """What every trial of one run shares, by value (picklable for remote executors)."""
 
     run_id: str
-    task: Task
-    trial: Trial
-    limits: Limits
     config: Config
     suite_name: str = ""
     suite_version: str = ""
     suite_hash: str = ""
     domain: str | None = None
     git_commit: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    model_options: dict[str, Any] = field(default_factory=dict)
+    """Settings of the agent's and user's model clients (not under test)."""
     judges: tuple[str, ...] = ()
     judge_options: dict[str, Any] = field(default_factory=dict)
     faults: dict[str, Any] | None = None  # a FaultPlan as JSON (assay.envs.faults)
+
+
+@dataclass
+class TrialJob:
+    """Everything needed to run one trial, by value: the run's context, the concrete
+    task, which trial of it, and its limits."""
+
+    run: RunContext
+    task: Task
+    trial: Trial
+    limits: Limits
     task_hash: str = ""
 
 
@@ -203,119 +212,168 @@ class _Conversation:
             await self.user_turn()
 
 
-async def run_trial(job: TrialJob) -> TrialResult:
-    """Run one trial to its end and grade it. Never raises for participant failures:
-    they become the trial's termination reason."""
-    task, trial = job.task, job.trial
-    started = datetime.now(timezone.utc)
-    tracer = Tracer(task.id)
-    domain = get_domain(job.domain)
-    now = task.as_of or started.replace(tzinfo=None)
-    meter = Meter(on_record=lambda record: _llm_span(tracer, record, started.timestamp()))
+@dataclass
+class _Trial:
+    """The parts of one trial as they come into being (any may be missing when the
+    trial ended early) and how it ended."""
+
+    job: TrialJob
+    started: datetime
+    tracer: Tracer
+    meter: Meter
+    env: Environment | None = None
+    initial: State | Snapshot | None = None
+    conv: _Conversation | None = None
+    prompt_version: str | None = None
     termination: Termination = "harness_error"
     error: str | None = None
     root_cause: str | None = None
-    conv: _Conversation | None = None
-    env: Environment | None = None
-    initial: State | Snapshot | None = None
-    prompt_version = job.config.prompt_version
+
+
+async def run_trial(job: TrialJob) -> TrialResult:
+    """Run one trial to its end and grade it. Never raises for participant failures:
+    they become the trial's termination reason."""
+    started = datetime.now(timezone.utc)
+    tracer = Tracer(job.task.id)
+    meter = Meter(on_record=lambda record: _llm_span(tracer, record, started.timestamp()))
+    trial = _Trial(job, started, tracer, meter, prompt_version=job.run.config.prompt_version)
     try:
-        env = wrap_with_faults(domain.environment(task, now), job.faults, trial.seed)
-        env.reset(task.initial_state.seed)
-        initial = env.snapshot()
-        try:
-            agent = _agent_factory(job.config.agent)(
-                AgentContext(
-                    trial.seed,
-                    domain.name,
-                    domain.policy,
-                    now,
-                    task.timezone or "UTC",
-                    options=dict(job.config.params),
-                    model_options=dict(job.options),
-                )
-            )
-        except Exception as exc:
-            raise _classify(exc, "agent") from exc
-        prompt_version = getattr(agent, "prompt_version", None) or prompt_version
-        user = user_factory(job.config.user)(
-            UserContext(
-                task,
-                derive_seed(trial.seed, "user"),
-                env.tools("user"),
-                domain.policy,
-                model_options=dict(job.options),
-            )
-        )
-        conv = _Conversation(job, env, agent, user, tracer, meter)
-        await _within(conv.run(), job.limits.timeout_s)
+        await _play(trial)
     except _Stop as stop:
-        termination, error, root_cause = stop.termination, stop.error, stop.root_cause
+        trial.termination, trial.error, trial.root_cause = stop.termination, stop.error, stop.root_cause
     except (asyncio.TimeoutError, TimeoutError):
-        termination, error = "timeout", f"trial exceeded {job.limits.timeout_s:g} s"
+        trial.termination, trial.error = "timeout", f"trial exceeded {job.limits.timeout_s:g} s"
     except AssayError:
         raise
     except Exception as exc:  # a bug of the harness itself: record it, keep the run going
-        termination, error, root_cause = "harness_error", f"{type(exc).__name__}: {exc}", "HARNESS"
-
+        trial.termination, trial.error, trial.root_cause = (
+            "harness_error",
+            f"{type(exc).__name__}: {exc}",
+            "HARNESS",
+        )
     transcript = Transcript(
-        conv.messages if conv else [], tracer.spans, started.isoformat(timespec="milliseconds")
+        trial.conv.messages if trial.conv else [], tracer.spans, started.isoformat(timespec="milliseconds")
     )
-    outcome = Outcome(termination, error=error)
-    if env is not None and initial is not None:
-        final = env.snapshot()
-        outcome.initial_hash, outcome.final_hash = state_hash(initial), state_hash(final)
-        outcome.diff, outcome.final_state = diff(initial, final), final
-    grades: list[GradeResult] = []
-    if termination not in EXCLUDED_TERMINATIONS:
-        span = tracer.start("grader", "grading")
-        with use_meter(meter, "judge"):
-            settings = GraderSettings(tuple(job.judges), dict(job.judge_options))
-            graders = [build_grader(g, domain, settings) for g in task.graders]
-            grades = await grade_trial(graders, task, transcript, outcome)
-        tracer.end(span)
-    latency = tracer.close()
-    reward = reward_of(termination, grades)
+    outcome = _outcome(trial)
+    grades = await _grade(trial, transcript, outcome)
+    return _result(trial, transcript, outcome, grades, tracer.close())
+
+
+async def _play(trial: _Trial) -> None:
+    """Set the world up (environment, agent, user) and run the conversation."""
+    job, task = trial.job, trial.job.task
+    run = job.run
+    domain = get_domain(run.domain)
+    now = task.as_of or trial.started.replace(tzinfo=None)
+    env = wrap_with_faults(domain.environment(task, now), run.faults, job.trial.seed)
+    env.reset(task.initial_state.seed)
+    trial.env, trial.initial = env, env.snapshot()
+    try:
+        agent = _agent_factory(run.config.agent)(
+            AgentContext(
+                job.trial.seed,
+                domain.name,
+                domain.policy,
+                now,
+                task.timezone or "UTC",
+                params=dict(run.config.params),
+                flags=dict(run.config.flags),
+                model_options=dict(run.model_options),
+            )
+        )
+    except Exception as exc:
+        raise _classify(exc, "agent") from exc
+    trial.prompt_version = getattr(agent, "prompt_version", None) or trial.prompt_version
+    user = user_factory(run.config.user)(
+        UserContext(
+            task,
+            derive_seed(job.trial.seed, "user"),
+            env.tools("user"),
+            domain.policy,
+            model_options=dict(run.model_options),
+        )
+    )
+    trial.conv = _Conversation(job, env, agent, user, trial.tracer, trial.meter)
+    await _within(trial.conv.run(), job.limits.timeout_s)
+
+
+def _outcome(trial: _Trial) -> Outcome:
+    outcome = Outcome(trial.termination, error=trial.error)
+    if trial.env is not None and trial.initial is not None:
+        final = trial.env.snapshot()
+        outcome.initial_hash, outcome.final_hash = state_hash(trial.initial), state_hash(final)
+        outcome.diff, outcome.final_state = diff(trial.initial, final), final
+    return outcome
+
+
+async def _grade(trial: _Trial, transcript: Transcript, outcome: Outcome) -> list[GradeResult]:
+    """Every grader's verdict; none when the trial ended on an error not the agent's."""
+    if trial.termination in EXCLUDED_TERMINATIONS:
+        return []
+    run, task = trial.job.run, trial.job.task
+    span = trial.tracer.start("grader", "grading")
+    with use_meter(trial.meter, "judge"):
+        settings = GraderSettings(tuple(run.judges), dict(run.judge_options))
+        domain = get_domain(run.domain)
+        graders = [build_grader(g, domain, settings) for g in task.graders]
+        grades = await grade_trial(graders, task, transcript, outcome)
+    trial.tracer.end(span)
+    return grades
+
+
+def _verdict(trial: _Trial, transcript: Transcript, grades: list[GradeResult]) -> tuple[Any, ...]:
+    """(reward, error category, root cause) of a graded trial."""
+    reward = reward_of(trial.termination, grades)
     failed = next((g for g in grades if g.gating and g.passed is False), None)
     category = failed.category if failed else None
-    if reward == 0 and failed is None and termination not in NORMAL_TERMINATIONS:
-        category = termination
-    checked = env is not None and conv is not None and job.config.user != "scripted"  # scripted: by design
-    sim_errors = simulator_errors(task.user, transcript, env.write_tools()) if checked and env else []
-    if sim_errors and reward is not None:  # the simulated user failed, not the agent
-        reward, root_cause, category = None, "USER", "simulator_error:" + ",".join(sim_errors)
+    if reward == 0 and failed is None and trial.termination not in NORMAL_TERMINATIONS:
+        category = trial.termination
+    root_cause = trial.root_cause
+    env, user_spec = trial.env, trial.job.run.config.user
+    if env is not None and trial.conv is not None and user_spec != "scripted":  # scripted: by design
+        sim_errors = simulator_errors(trial.job.task.user, transcript, env.write_tools())
+        if sim_errors and reward is not None:  # the simulated user failed, not the agent
+            reward, root_cause, category = None, "USER", "simulator_error:" + ",".join(sim_errors)
     if reward is None and root_cause is None:
         root_cause = "GRADER"
     elif reward == 0 and root_cause is None:
         root_cause = "AGENT"
+    return reward, category, (root_cause if reward != 1 else None)
+
+
+def _result(
+    trial: _Trial, transcript: Transcript, outcome: Outcome, grades: list[GradeResult], latency: float
+) -> TrialResult:
+    job, task, run = trial.job, trial.job.task, trial.job.run
+    reward, category, root_cause = _verdict(trial, transcript, grades)
     return TrialResult(
-        run_id=job.run_id,
+        run_id=run.run_id,
         task_id=task.id,
-        trial_index=trial.index,
-        seed=trial.seed,
-        config_hash=job.config.hash,
+        trial_index=job.trial.index,
+        seed=job.trial.seed,
+        config_hash=run.config.hash,
         reward=reward,
-        termination=termination,
+        termination=trial.termination,
         grades=grades,
         metrics=process_metrics(task, transcript),
-        model_id=job.config.model,
-        prompt_version=prompt_version,
-        suite_name=job.suite_name,
-        suite_version=job.suite_version,
-        suite_hash=job.suite_hash,
+        model_id=run.config.model,
+        prompt_version=trial.prompt_version,
+        suite_name=run.suite_name,
+        suite_version=run.suite_version,
+        suite_hash=run.suite_hash,
         task_hash=job.task_hash or task.input_hash(),
         as_of=task.as_of.isoformat() if task.as_of else None,
         timezone=task.timezone,
-        env_version=env.version if env is not None else "",
+        env_version=trial.env.version if trial.env is not None else "",
         error_category=category,
-        root_cause=root_cause if reward != 1 else None,  # type: ignore[arg-type]
+        root_cause=root_cause,
         latency_s=latency,
-        started_at=started.isoformat(timespec="milliseconds"),
+        started_at=trial.started.isoformat(timespec="milliseconds"),
         ended_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-        git_commit=job.git_commit,
+        git_commit=run.git_commit,
         transcript=transcript,
         outcome=outcome,
-        **_usage_fields(meter),
+        **_usage_fields(trial.meter),
     )
 
 

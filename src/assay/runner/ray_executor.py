@@ -73,25 +73,26 @@ def worker_env(local: bool) -> dict[str, str]:
 def lost_trial(job: TrialJob, error: str) -> TrialResult:
     """The record of a trial that could not be run to its end on the cluster."""
     now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    run = job.run
     return TrialResult(
-        run_id=job.run_id,
+        run_id=run.run_id,
         task_id=job.task.id,
         trial_index=job.trial.index,
         seed=job.trial.seed,
-        config_hash=job.config.hash,
+        config_hash=run.config.hash,
         reward=None,
         termination="harness_error",
-        model_id=job.config.model,
-        prompt_version=job.config.prompt_version,
-        suite_name=job.suite_name,
-        suite_version=job.suite_version,
-        suite_hash=job.suite_hash,
-        task_hash=getattr(job, "task_hash", "") or job.task.input_hash(),
+        model_id=run.config.model,
+        prompt_version=run.config.prompt_version,
+        suite_name=run.suite_name,
+        suite_version=run.suite_version,
+        suite_hash=run.suite_hash,
+        task_hash=job.task_hash or job.task.input_hash(),
         error_category="harness_error",
         root_cause="HARNESS",
         started_at=now,
         ended_at=now,
-        git_commit=job.git_commit,
+        git_commit=run.git_commit,
         transcript=Transcript(started_at=now),
         outcome=Outcome("harness_error", error=error),
     )

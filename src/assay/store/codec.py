@@ -60,3 +60,33 @@ def grade_from_row(row: Any) -> GradeResult:
         data.pop(key, None)
     data["metrics"] = json.loads(data["metrics"])
     return GradeResult(**data)
+
+
+def trial_line(result: TrialResult, transcript: Transcript | None) -> dict[str, Any]:
+    """One trial whole, as JSON-able data: its record, its grades and its transcript
+    (the unit of the portable run record and of a stored failed attempt)."""
+    return {
+        "trial": json.loads(encode_record(result)),
+        "grades": [_grade.dump_python(g, mode="json") for g in result.grades],
+        "transcript": None if transcript is None else _transcript.dump_python(transcript, mode="json"),
+    }
+
+
+def trial_from_line(line: dict[str, Any]) -> tuple[TrialResult, Transcript | None]:
+    """The inverse of :func:`trial_line`. Raises KeyError/TypeError/ValueError on a
+    malformed line (the caller names where it is)."""
+    grades = [_grade.validate_python(g) for g in line["grades"]]
+    result = decode_record(json.dumps(line["trial"]), grades)
+    raw = line.get("transcript")
+    transcript = None if raw is None else _transcript.validate_python(raw)
+    result.transcript = transcript
+    return result, transcript
+
+
+def pack_line(result: TrialResult, transcript: Transcript | None) -> bytes:
+    return zlib.compress(json.dumps(trial_line(result, transcript), separators=(",", ":")).encode(), 1)
+
+
+def unpack_line(data: bytes) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(zlib.decompress(data))
+    return loaded

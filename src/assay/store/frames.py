@@ -1,18 +1,18 @@
 """Reading a run as columns and SQL aggregates: summaries of huge runs without
-materialising one object per trial (see :mod:`assay.metrics.frame`)."""
+materialising one object per trial. Plain arrays and dicts come out; the metrics layer
+turns them into its frames (:class:`assay.metrics.TrialFrame`, ``FrameExtras``)."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 from sqlalchemy import Engine, and_, case, exists, func, select, text
 
-from ..metrics.frame import USAGE_FIELDS, FrameExtras, TrialFrame, by_count
-from ..metrics.rag_summary import GradeRow
+from ..core.results import USAGE_FIELDS
 from . import schema
 
 _FRAME_SQL = """
@@ -27,18 +27,17 @@ WHERE t.run_id = :run_id
 _TASK_IDS_SQL = "SELECT DISTINCT task_id FROM trials WHERE run_id = :run_id ORDER BY task_id"
 
 
-def load_frame(engine: Engine, run_id: str) -> TrialFrame:
-    """The scalar columns of a run's trials. Task ids come back as integer codes (a
-    window function numbers them), so a million rows convert to arrays quickly."""
+def frame_columns(engine: Engine, run_id: str) -> dict[str, Any]:
+    """The scalar columns of a run's trials, as the fields of a ``TrialFrame``. Task ids
+    come back as integer codes (a window function numbers them), so a million rows
+    convert to arrays quickly."""
     with engine.connect() as conn:
         task_ids = [row[0] for row in conn.execute(text(_TASK_IDS_SQL), {"run_id": run_id})]
         cursor = conn.exec_driver_sql(*_positional(_FRAME_SQL, run_id, engine.dialect.paramstyle)).cursor
         rows = cursor.fetchall() if cursor is not None else []
-    if not rows:
-        empty: list[Any] = []
-        return TrialFrame.from_columns(empty, empty, empty, empty, empty, empty, empty, empty, empty)
-    code, trial_index, reward, termination, root_cause, latency, cost, t_in, t_out = zip(*rows, strict=True)
-    return TrialFrame(
+    columns: Sequence[Sequence[Any]] = list(zip(*rows, strict=True)) if rows else [()] * 9
+    code, trial_index, reward, termination, root_cause, latency, cost, t_in, t_out = columns
+    return dict(
         task_ids=task_ids,
         task=np.asarray(code, dtype=np.intp),
         trial_index=np.asarray(trial_index, dtype=np.int64),
@@ -62,7 +61,7 @@ def _positional(sql: str, run_id: str, paramstyle: str) -> tuple[str, tuple[str,
     return sql.replace(":run_id", mark), (run_id, run_id)
 
 
-def load_extras(engine: Engine, run_id: str) -> FrameExtras:
+def frame_aggregates(engine: Engine, run_id: str) -> dict[str, Any]:
     """Grader verdict counts, process-metric means, usage by role and the graders that
     failed each task, as SQL aggregates."""
     g, t, m, u = schema.grades, schema.trials, schema.trial_metrics, schema.trial_usage
@@ -133,17 +132,21 @@ def load_extras(engine: Engine, run_id: str) -> FrameExtras:
         failures: dict[str, Counter[str]] = defaultdict(Counter)
         for task_id, what, count in [*conn.execute(grader_failures), *conn.execute(other_failures)]:
             failures[task_id][what] += count
-    return FrameExtras(
-        graders=dict(sorted(graders.items())),
-        process=dict(sorted(process.items())),
-        usage_by_role=dict(sorted(by_role.items())),
-        failures={task: by_count(c) for task, c in failures.items()},
-    )
+    return {
+        "graders": dict(sorted(graders.items())),
+        "process": dict(sorted(process.items())),
+        "usage_by_role": dict(sorted(by_role.items())),
+        "failures": {task: dict(c) for task, c in failures.items()},
+    }
 
 
-def load_grade_rows(engine: Engine, run_id: str, kinds: Iterable[str]) -> list[GradeRow]:
-    """The grades of the given kinds (e.g. the RAG kinds) with their metrics, in task
-    and trial order: what :func:`assay.metrics.rag_summary.rag_summary` reads."""
+GradeTuple = tuple[str, int, str, str, "bool | None", bool, dict[str, float]]
+
+
+def grade_rows(engine: Engine, run_id: str, kinds: Iterable[str]) -> list[GradeTuple]:
+    """The grades of the given kinds (e.g. the RAG kinds) with their metrics, in task and
+    trial order, as ``(task_id, trial_index, grader, kind, passed, skipped, metrics)``:
+    the fields of :class:`assay.metrics.GradeRow`, which the RAG summary reads."""
     g = schema.grades
     query = (
         select(g.c.task_id, g.c.trial_index, g.c.grader, g.c.kind, g.c.passed, g.c.skipped, g.c.metrics)
@@ -152,6 +155,6 @@ def load_grade_rows(engine: Engine, run_id: str, kinds: Iterable[str]) -> list[G
     )
     with engine.connect() as conn:
         return [
-            GradeRow(task, trial, grader, kind, passed, bool(skipped), json.loads(metrics))
+            (task, trial, grader, kind, passed, bool(skipped), json.loads(metrics))
             for task, trial, grader, kind, passed, skipped, metrics in conn.execute(query)
         ]

@@ -16,7 +16,10 @@ from sqlalchemy import (
     Text,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""The version of the tables below, written in ``assay_meta`` and checked on open.
+1: runs kept their options in ``info.settings``; 2: runs keep their spec (``info.spec``)
+and failed attempts of retried trials are kept in ``attempts``."""
 
 metadata = MetaData()
 
@@ -143,6 +146,19 @@ trial_usage = Table(
     Column("missing_usage", Integer, nullable=False),
     _of_trial(),
 )
+
+attempts = Table(
+    "attempts",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("task_id", String(300), primary_key=True),
+    Column("trial_index", Integer, primary_key=True),
+    Column("attempt", Integer, primary_key=True),
+    Column("data", LargeBinary, nullable=False),
+    ForeignKeyConstraint(["run_id"], ["runs.run_id"], ondelete="CASCADE"),
+)
+"""Earlier attempts of trials that ended in a harness error and ran again (a trial line
+of the portable run record, compressed: the trial, its grades and transcript)."""
 
 transcripts = Table(
     "transcripts",

@@ -15,15 +15,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, select, update
+from sqlalchemy import Engine, create_engine, delete, event, exists, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.pool import StaticPool
 
-from ..core.results import RunInfo, TaskMeta, TrialResult
+from ..core.results import USAGE_FIELDS, RunInfo, TaskMeta, TrialResult
 from ..core.transcript import Transcript
-from ..errors import RunNotFound, SpecError
-from ..metrics.frame import USAGE_FIELDS, FrameExtras, TrialFrame
-from ..metrics.rag_summary import GradeRow
+from ..errors import RunNotFound, SpecError, StoreError
 from . import schema
 from .codec import (
     decode_record,
@@ -32,8 +30,9 @@ from .codec import (
     encode_transcript,
     grade_from_row,
     grade_row,
+    pack_line,
 )
-from .frames import load_extras, load_frame, load_grade_rows
+from .frames import GradeTuple, frame_aggregates, frame_columns, grade_rows
 
 DEFAULT_STORE = ".assay/assay.db"
 
@@ -78,21 +77,59 @@ class Store:
             raise SpecError(f"store {self.url!r} is not a usable database URL ({exc})") from None
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
+        self._check_version()
         self._create_schema()
 
+    def _stored_version(self) -> int | None:
+        """The schema version the store records (None: a new store, or one of schema 1,
+        which wrote none)."""
+        meta = schema.meta_table
+        try:
+            with self.engine.connect() as conn:
+                row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
+        except OperationalError:
+            return None  # no assay_meta table yet
+        return int(row.value) if row is not None else None
+
+    def _check_version(self) -> None:
+        """Refuse a store written by a newer assay (its tables may mean other things)."""
+        found = self._stored_version()
+        if found is not None and found > schema.SCHEMA_VERSION:
+            raise StoreError(
+                f"store {self.url} was written by a newer assay (store schema {found}; this assay reads "
+                f"schema {schema.SCHEMA_VERSION} and older): upgrade assay, or use another --store"
+            )
+
     def _create_schema(self) -> None:
-        """Create missing tables. Several processes may open a new store at once: the
-        loser of a CREATE TABLE race retries and then finds the tables there."""
+        """Create missing tables (a store of an older schema gains the new ones: that is
+        the migration, the rows stay readable) and record the schema version. Several
+        processes may open a new store at once: the loser of a race retries."""
         for attempt in range(5):
             try:
                 schema.metadata.create_all(self.engine)
+                if self._stored_version() != schema.SCHEMA_VERSION:
+                    self._write_version()
                 return
-            except OperationalError as exc:
-                if "already exists" not in str(exc) or attempt == 4:
+            except (OperationalError, IntegrityError) as exc:
+                if ("already exists" not in str(exc) and "UNIQUE" not in str(exc).upper()) or attempt == 4:
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
+    def _write_version(self) -> None:
+        meta = schema.meta_table
+        with self.engine.begin() as conn:
+            conn.execute(delete(meta).where(meta.c.key == "schema_version"))
+            conn.execute(insert(meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION)))
+
+    def checkpoint(self) -> None:
+        """Move SQLite's write-ahead log into the database file, so that the ``.db`` file
+        alone holds every committed trial (copy it, attach it to a bug report)."""
+        if self.engine.dialect.name == "sqlite" and self.url != "sqlite://":
+            with self.engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
+        self.checkpoint()
         self.engine.dispose()
 
     # runs ---------------------------------------------------------------------------
@@ -149,6 +186,8 @@ class Store:
         return RunInfo.model_validate_json(row.info)
 
     def set_status(self, run_id: str, status: str) -> None:
+        """Record a run's status; a run that stopped (finished or interrupted) is
+        checkpointed into the database file."""
         info = self.get_run(run_id)
         info.status = status  # type: ignore[assignment]
         info.finished_at = now_iso() if status == "finished" else None
@@ -158,6 +197,8 @@ class Store:
                 .where(schema.runs.c.run_id == run_id)
                 .values(status=status, finished_at=info.finished_at, info=info.model_dump_json())
             )
+        if status != "running":
+            self.checkpoint()
 
     def list_runs(self) -> list[dict[str, Any]]:
         """One dict per run, newest first, with its completed trial count and mean reward."""
@@ -188,6 +229,36 @@ class Store:
         )
         with self.engine.connect() as conn:
             return [{**dict(row._mapping), "completed": row.completed or 0} for row in conn.execute(query)]
+
+    def update_info(self, info: RunInfo) -> None:
+        """Replace a stored run's metadata (same run id)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(schema.runs).where(schema.runs.c.run_id == info.run_id).values(**self._run_row(info))
+            )
+
+    def delete_run(self, run_id: str) -> None:
+        """Remove a run and everything of it (trials, grades, transcripts, attempts)."""
+        with self.engine.begin() as conn:
+            for table in (
+                schema.grades,
+                schema.trial_metrics,
+                schema.trial_usage,
+                schema.transcripts,
+                schema.labels,
+                schema.attempts,
+                schema.trials,
+                schema.run_tasks,
+                schema.runs,
+            ):
+                conn.execute(delete(table).where(table.c.run_id == run_id))
+
+    def task_ids(self, run_id: str) -> list[str]:
+        """Ids of the tasks that have trials in the run, sorted."""
+        t = schema.trials
+        with self.engine.connect() as conn:
+            query = select(t.c.task_id).where(t.c.run_id == run_id).distinct().order_by(t.c.task_id)
+            return [row.task_id for row in conn.execute(query)]
 
     def load_tasks(self, run_id: str) -> list[TaskMeta]:
         rt = schema.run_tasks
@@ -267,17 +338,109 @@ class Store:
             rows = conn.execute(trial_q.order_by(t.c.task_id, t.c.trial_index)).all()
         return [decode_record(r.record, grades_by_key.get((r.task_id, r.trial_index), [])) for r in rows]
 
-    def load_frame(self, run_id: str) -> TrialFrame:
-        """A run's trials as columns (one query; for summaries of any size)."""
-        return load_frame(self.engine, run_id)
+    def frame_columns(self, run_id: str) -> dict[str, Any]:
+        """A run's trials as columns (one query; for summaries of any size): the fields
+        of a :class:`assay.metrics.TrialFrame`."""
+        return frame_columns(self.engine, run_id)
 
-    def load_extras(self, run_id: str) -> FrameExtras:
-        """Grader, process-metric, usage and failure aggregates of a run (SQL)."""
-        return load_extras(self.engine, run_id)
+    def grade_rows(self, run_id: str, kinds: Iterable[str]) -> list[GradeTuple]:
+        """A run's grades of the given kinds with their metrics (for the RAG summary):
+        the fields of :class:`assay.metrics.GradeRow`."""
+        return grade_rows(self.engine, run_id, kinds)
 
-    def load_grade_rows(self, run_id: str, kinds: Iterable[str]) -> list[GradeRow]:
-        """A run's grades of the given kinds with their metrics (for the RAG summary)."""
-        return load_grade_rows(self.engine, run_id, kinds)
+    def frame_aggregates(self, run_id: str) -> dict[str, Any]:
+        """Grader, process-metric, usage and failure aggregates of a run (SQL): the
+        fields of a :class:`assay.metrics.FrameExtras`."""
+        return frame_aggregates(self.engine, run_id)
+
+    # retried trials -----------------------------------------------------------------
+    def _retryable(self, run_id: str) -> Any:
+        """Trials that ended in an error that is not the agent's and may pass on another
+        attempt: a harness or environment error, or a gating grader that crashed."""
+        t, g = schema.trials, schema.grades
+        crashed = exists().where(
+            g.c.run_id == t.c.run_id,
+            g.c.task_id == t.c.task_id,
+            g.c.trial_index == t.c.trial_index,
+            g.c.gating,
+            g.c.category == "grader_error",
+        )
+        return (t.c.run_id == run_id) & or_(
+            t.c.termination.in_(("harness_error", "environment_error")), t.c.reward.is_(None) & crashed
+        )
+
+    def count_retryable(self, run_id: str) -> int:
+        with self.engine.connect() as conn:
+            query = select(func.count()).select_from(schema.trials).where(self._retryable(run_id))
+            return int(conn.execute(query).scalar_one())
+
+    def count_attempts(self, run_id: str) -> int:
+        a = schema.attempts
+        with self.engine.connect() as conn:
+            return int(
+                conn.execute(select(func.count()).select_from(a).where(a.c.run_id == run_id)).scalar_one()
+            )
+
+    def retry_errors(self, run_id: str) -> int:
+        """Move the run's retryable trials (see :meth:`_retryable`) to its attempts, so
+        they run again; in one transaction. Returns how many were moved."""
+        t, a = schema.trials, schema.attempts
+        with self.engine.connect() as conn:
+            keys = [
+                tuple(r)
+                for r in conn.execute(select(t.c.task_id, t.c.trial_index).where(self._retryable(run_id)))
+            ]
+        if not keys:
+            return 0
+        lines = [self._line(run_id, task_id, index) for task_id, index in keys]
+        with self.engine.begin() as conn:
+            for (task_id, index), line in zip(keys, lines, strict=True):
+                previous = conn.execute(
+                    select(func.count())
+                    .select_from(a)
+                    .where(a.c.run_id == run_id, a.c.task_id == task_id, a.c.trial_index == index)
+                ).scalar_one()
+                conn.execute(
+                    insert(a).values(
+                        run_id=run_id, task_id=task_id, trial_index=index, attempt=previous + 1, data=line
+                    )
+                )
+                conn.execute(
+                    delete(t).where(t.c.run_id == run_id, t.c.task_id == task_id, t.c.trial_index == index)
+                )
+        return len(keys)
+
+    def _line(self, run_id: str, task_id: str, index: int) -> bytes:
+        result = next(r for r in self.load_results(run_id, task_id) if r.trial_index == index)
+        return pack_line(result, self.load_transcript(run_id, task_id, index))
+
+    def load_attempts(self, run_id: str) -> list[tuple[int, bytes]]:
+        """The run's failed attempts: (attempt number, packed trial line), in order."""
+        a = schema.attempts
+        query = (
+            select(a.c.attempt, a.c.data)
+            .where(a.c.run_id == run_id)
+            .order_by(a.c.task_id, a.c.trial_index, a.c.attempt)
+        )
+        with self.engine.connect() as conn:
+            return [(int(r.attempt), bytes(r.data)) for r in conn.execute(query)]
+
+    def add_attempts(self, run_id: str, attempts: Iterable[tuple[str, int, int, bytes]]) -> None:
+        """Store failed attempts (task id, trial index, attempt, packed line), as an import does."""
+        rows = [
+            {"run_id": run_id, "task_id": task, "trial_index": index, "attempt": n, "data": data}
+            for task, index, n, data in attempts
+        ]
+        if rows:
+            with self.engine.begin() as conn:
+                conn.execute(insert(schema.attempts), rows)
+
+    def load_transcripts(self, run_id: str, task_id: str) -> dict[int, Transcript]:
+        """Every stored transcript of one task of a run, by trial index."""
+        tr = schema.transcripts
+        query = select(tr.c.trial_index, tr.c.data).where(tr.c.run_id == run_id, tr.c.task_id == task_id)
+        with self.engine.connect() as conn:
+            return {row.trial_index: decode_transcript(row.data) for row in conn.execute(query)}
 
     def load_transcript(self, run_id: str, task_id: str, trial_index: int) -> Transcript | None:
         tr = schema.transcripts

@@ -11,9 +11,10 @@ from pydantic import ValidationError
 
 from ..core.hashing import derive_seed
 from ..core.sources import ProblemError
-from ..core.task import Suite, Task
+from ..core.task import Task
 from ..envs.registry import get_domain
 from ..errors import SuiteError
+from .loaded import LoadedSuite
 
 #: "Now" of a task that names no as-of time, so runs never depend on the wall clock.
 DEFAULT_AS_OF = datetime(2025, 1, 15, 12, 0, 0)
@@ -31,7 +32,7 @@ def data_seed(seed: int) -> int:
 
 
 def instantiate_task(
-    suite: Suite, spec: Task, seed: int, index: int, where: tuple[Any, Any] | None = None
+    suite: LoadedSuite, spec: Task, seed: int, index: int, where: tuple[Any, Any] | None = None
 ) -> Task:
     """The ``index``-th concrete task of ``spec`` for run seed ``seed``."""
     task_id = spec.id if spec.instances == 1 else f"{spec.id}-{index + 1}"
@@ -98,7 +99,7 @@ def instantiate_task(
         ) from None
 
 
-def iter_instances(suite: Suite, seed: int = 0) -> Iterator[Task]:
+def iter_instances(suite: LoadedSuite, seed: int = 0) -> Iterator[Task]:
     """Every concrete task of ``suite`` for run seed ``seed``, in suite order, one at a
     time (tasks from JSONL files are streamed)."""
     from .loader import iter_specs
@@ -111,6 +112,6 @@ def iter_instances(suite: Suite, seed: int = 0) -> Iterator[Task]:
                 raise SuiteError(exc.problems) from None
 
 
-def instantiate(suite: Suite, seed: int = 0) -> list[Task]:
+def instantiate(suite: LoadedSuite, seed: int = 0) -> list[Task]:
     """Every concrete task of ``suite`` for run seed ``seed``, in suite order."""
     return list(iter_instances(suite, seed))

@@ -15,9 +15,10 @@ from pydantic import BaseModel, ValidationError
 
 from ..core.registry import Registry
 from ..core.sources import Located, PathKey, ProblemError, iter_documents, parse_yaml, validation_problems
-from ..core.task import Suite, Task
+from ..core.task import Task
 from ..envs.registry import DOMAINS, get_domain
 from ..errors import Problem, SuiteError
+from .loaded import LoadedSuite
 from .templates import TemplateFn, collect_templates, load_module
 
 #: Built-in suites by name: the value is (a lazy path to) the suite's folder.
@@ -107,7 +108,7 @@ class _Loaded:
             self.problems.extend(self.check(task, located, prefix))
 
 
-def load_suite(source: str | Path) -> Suite:
+def load_suite(source: str | Path) -> LoadedSuite:
     """Load and validate a suite; raise :class:`SuiteError` listing every problem."""
     with paused_gc():
         return _load_suite(source)
@@ -116,19 +117,18 @@ def load_suite(source: str | Path) -> Suite:
 @contextmanager
 def paused_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many long-lived objects (a
-    100,000-task suite would otherwise pay for repeated full collections), then move
-    what was built out of its reach (``gc.freeze``)."""
+    100,000-task suite would otherwise pay for repeated full collections), and resume
+    it afterwards (no global side effect survives the load)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
         if enabled:
             gc.enable()
 
 
-def _load_suite(source: str | Path) -> Suite:
+def _load_suite(source: str | Path) -> LoadedSuite:
     suite_file = resolve_source(source)
     root = suite_file.parent
     display = str(suite_file) if Path(source).exists() else f"{source}:{suite_file.name}"
@@ -143,9 +143,9 @@ def _load_suite(source: str | Path) -> Suite:
 
     raw_tasks = data.get("tasks") or []
     header = {k: v for k, v in data.items() if k != "tasks"}
-    suite: Suite | None = None
+    suite: LoadedSuite | None = None
     try:
-        suite = _validate(Suite, header, located)
+        suite = _validate(LoadedSuite, header, located)
     except ProblemError as exc:
         state.problems.extend(exc.problems)
     domain_known = False
@@ -226,7 +226,9 @@ def _hash_files(digest: Any, root: Path) -> None:
         digest.update(b"\0")
 
 
-def _local_templates(suite: Suite, root: Path, located: Located, state: _Loaded) -> dict[str, TemplateFn]:
+def _local_templates(
+    suite: LoadedSuite, root: Path, located: Located, state: _Loaded
+) -> dict[str, TemplateFn]:
     path = root / (suite.templates or "templates.py")
     if not path.exists():
         if suite.templates:
@@ -241,19 +243,19 @@ def _local_templates(suite: Suite, root: Path, located: Located, state: _Loaded)
         return {}
 
 
-def suite_templates(suite: Suite) -> dict[str, TemplateFn]:
+def suite_templates(suite: LoadedSuite) -> dict[str, TemplateFn]:
     """Templates a suite can use: its domain's, then its own (which win)."""
     domain = get_domain(suite.domain)
     return {**dict(domain.templates), **suite._local_templates}
 
 
-def locate(suite: Suite, task_id: str, path: PathKey = ()) -> tuple[Located, PathKey]:
+def locate(suite: LoadedSuite, task_id: str, path: PathKey = ()) -> tuple[Located, PathKey]:
     """Where a task (spec) of a loaded suite was written."""
     return suite._where.get(task_id, (Located(str(suite.path or suite.name)), ()))
 
 
 def _check_task(
-    suite: Suite, spec: Task, located: Located, prefix: PathKey, templates: dict[str, TemplateFn]
+    suite: LoadedSuite, spec: Task, located: Located, prefix: PathKey, templates: dict[str, TemplateFn]
 ) -> list[Problem]:
     """Semantic checks of one task: its template exists and produces a valid task; its
     graders are known and name existing tools."""
@@ -263,15 +265,13 @@ def _check_task(
         known = ", ".join(sorted(templates)) or "none"
         return [located.problem(("template",), f"unknown template {spec.template!r}; known: {known}", prefix)]
     try:
-        concrete = (
-            spec if spec.template is None else instantiate_task(suite, spec, 0, 0, where=(located, prefix))
-        )
+        concrete = instantiate_task(suite, spec, 0, 0, where=(located, prefix))
     except ProblemError as exc:
         return exc.problems
     return _check_graders(suite, spec, concrete, located, prefix)
 
 
-def iter_specs(suite: Suite) -> Iterator[Task]:
+def iter_specs(suite: LoadedSuite) -> Iterator[Task]:
     """The suite's task specs in order: kept ones, then those streamed from JSONL files
     (read again, line by line, each time: memory stays flat for huge suites)."""
     yield from suite.tasks
@@ -281,7 +281,9 @@ def iter_specs(suite: Suite) -> Iterator[Task]:
                 yield Task.model_validate(raw)
 
 
-def _check_graders(suite: Suite, spec: Task, task: Task, located: Located, prefix: PathKey) -> list[Problem]:
+def _check_graders(
+    suite: LoadedSuite, spec: Task, task: Task, located: Located, prefix: PathKey
+) -> list[Problem]:
     from ..graders.registry import check_grader_spec
 
     domain = get_domain(suite.domain)

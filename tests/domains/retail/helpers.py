@@ -62,7 +62,7 @@ async def run_trial(
     initial = env.snapshot()
     agent = agent_cls(
         AgentContext(
-            seed, DOMAIN.name, DOMAIN.policy, task.as_of, task.timezone or "UTC", options=dict(options or {})
+            seed, DOMAIN.name, DOMAIN.policy, task.as_of, task.timezone or "UTC", params=dict(options or {})
         )
     )
     user = ScriptedUser(task.user)

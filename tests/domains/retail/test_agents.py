@@ -16,7 +16,7 @@ from assay.core.hashing import derive_seed
 from assay.core.messages import Message
 from assay.domains.retail import DOMAIN
 from assay.domains.retail.agents import CarefulAgent, FlakyAgent, HastyAgent
-from assay.metrics import pass_hat_k
+from assay.stats import pass_hat_k
 from assay.suites import instantiate, load_suite
 from tests.domains.retail.helpers import TrialOutcome, run_all, run_trial
 
@@ -111,7 +111,7 @@ def test_agents_are_pure_functions_of_the_conversation(cls):
     options = {"slip": 0.3}
     for task in list(tasks(1))[::3]:
         result = asyncio.run(run_trial(task, cls, 11, options))
-        fresh = cls(AgentContext(11, "retail", DOMAIN.policy, task.as_of, "UTC", options=options))
+        fresh = cls(AgentContext(11, "retail", DOMAIN.policy, task.as_of, "UTC", params=options))
         steps = [i for i, m in enumerate(result.messages) if m.role == "assistant"]
         for i in reversed(steps):
             move = asyncio.run(fresh.respond(result.messages[:i], DOMAIN.toolkit.specs()))
@@ -127,6 +127,6 @@ def test_builtin_specs_build_the_reference_agents():
     assert isinstance(agent_factory("builtin:retail-careful")(ctx), CarefulAgent)
     assert isinstance(agent_factory("builtin:retail-hasty")(ctx), HastyAgent)
     flaky = agent_factory("builtin:retail-flaky")(
-        AgentContext(0, "retail", "", ctx.now, "UTC", options={"slip": 0.5})
+        AgentContext(0, "retail", "", ctx.now, "UTC", params={"slip": 0.5})
     )
     assert isinstance(flaky, FlakyAgent) and flaky.probability == 0.5

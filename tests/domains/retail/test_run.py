@@ -6,15 +6,17 @@ import assay
 
 
 def test_careful_and_hasty_through_the_runner():
-    careful = assay.run("retail", agent="builtin:retail-careful", trials=1, seed=7).summary()
+    careful = assay.run("retail", agent="builtin:retail-careful", trials=1, seed=7).summary().to_dict()
     assert careful["overall"]["trials"] >= 40
     assert careful["overall"]["excluded"] == 0
     assert careful["overall"]["success_rate"] >= 0.95
     assert set(careful["by_stratum"]) == {"normal", "edge", "adversarial", "high_risk"}
 
-    hasty = assay.run(
-        "retail", agent="builtin:retail-hasty", trials=1, seed=7, tags=["injection", "privacy"]
-    ).summary()
+    hasty = (
+        assay.run("retail", agent="builtin:retail-hasty", trials=1, seed=7, tags=["injection", "privacy"])
+        .summary()
+        .to_dict()
+    )
     assert hasty["overall"]["trials"] >= 6
     assert hasty["overall"]["success_rate"] == 0.0
 

@@ -82,7 +82,7 @@ class _KbAgent:
     """Shared turn logic: on a user message, retrieve; on tool results, answer."""
 
     def __init__(self, ctx: AgentContext | None = None):
-        options: dict[str, Any] = dict(ctx.options) if ctx is not None else {}
+        options: dict[str, Any] = dict(ctx.params) if ctx is not None else {}
         self.search_tool = str(options.get("search_tool", "KB_search"))
         self.get_tool = str(options.get("get_tool", "KB_get_document"))
         self.cite = int(options.get("cite", 3))
@@ -144,7 +144,7 @@ class KbOracleAgent(_KbAgent):
 
     def __init__(self, ctx: AgentContext | None = None):
         super().__init__(ctx)
-        answers = ctx.options.get("answers") if ctx is not None else None
+        answers = ctx.params.get("answers") if ctx is not None else None
         if not answers:
             raise AssayError(
                 "builtin:kb-oracle is an oracle and reads the gold documents from the suite: "

@@ -50,7 +50,7 @@ class FlakyAgent(CarefulAgent):
 
     def __init__(self, ctx: AgentContext):
         super().__init__(ctx)
-        self.probability = float(ctx.options.get("slip", DEFAULT_SLIP))
+        self.probability = float(ctx.params.get("slip", DEFAULT_SLIP))
 
     def slip(self, decision: str, anchor: int) -> bool:
         draw = random.Random(derive_seed(self.ctx.seed, decision, anchor)).random()

@@ -1,0 +1,146 @@
+"""The run spec: the one typed description of a run.
+
+Every entry point builds one — the shared options of the run-like commands (``assay
+run``, ``run --until-decided``, ``robustness``), :func:`assay.run` and a YAML file
+(``assay run --spec run.yaml``) — and the run stores it verbatim, secrets redacted.
+What the spec says about the system under test (agent, user, prompt version, params,
+flags) makes the configuration and its hash; the rest (budgets, concurrency, caches,
+cassettes, the store) says how the run is carried out.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SPEC_SCHEMA = "assay.run-spec/1"
+REDACTED = "<redacted>"
+
+#: Option names whose values are credentials: stored as names only, never as values.
+_SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|passwd|authori[sz]ation|credential)", re.I)
+
+
+def is_secret_option(name: str) -> bool:
+    """Whether an option called ``name`` carries a credential (``api_key``, ``token``...)."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def redact_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with the values of credential-bearing names replaced by a marker."""
+    return {k: (REDACTED if is_secret_option(k) and v is not None else v) for k, v in options.items()}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DecideSpec(_Strict):
+    """Adaptive trials (``assay run --until-decided``): run in rounds until a sequential
+    test decides. Exactly one of ``against`` (a baseline run: paired test) or
+    ``threshold`` (a success rate to beat)."""
+
+    against: str | None = None
+    threshold: float | None = Field(None, gt=0, lt=1)
+    mde: float = Field(0.05, gt=0, lt=1)
+    alpha: float = Field(0.05, gt=0, lt=0.5)
+    power: float = Field(0.8, gt=0, lt=1)
+    method: Literal["sprt", "msprt"] = "sprt"
+    discordance: float | None = Field(None, gt=0, le=1)
+    max_trials: int | None = Field(None, ge=1)
+    round_size: int | None = Field(None, ge=1)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> DecideSpec:
+        if (self.against is None) == (self.threshold is None):
+            raise ValueError("give exactly one of against (--against RUN_ID) or threshold (--threshold RATE)")
+        if self.method == "msprt" and self.against is None:
+            raise ValueError("method msprt needs against (--against RUN_ID: it is a paired test)")
+        return self
+
+
+class RunSpec(_Strict):
+    """Everything that defines a run. ``None`` fields take the suite's default
+    (``agent``, ``user``, ``trials``) when the run is resolved."""
+
+    suite: str = Field(min_length=1)
+    """Suite folder, ``suite.yaml`` path or built-in name."""
+    agent: str | None = None
+    user: str | None = None
+    prompt_version: str | None = None
+    """Label of the agent's prompt; default: what the agent itself declares."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Config parameters of the system under test (temperature, agent options)."""
+    flags: dict[str, Any] = Field(default_factory=dict)
+    """Feature flags of the system under test."""
+    judges: list[str] = Field(default_factory=list)
+    model_options: dict[str, Any] = Field(default_factory=dict)
+    """Settings of the agent's and user's model clients (base_url, rpm...): not under test."""
+    judge_options: dict[str, Any] = Field(default_factory=dict)
+    trials: int | None = Field(None, ge=1, le=10_000)
+    seed: int | None = Field(None, ge=0, lt=2**63)
+    """Run seed (default 0; a paired adaptive run defaults to its baseline's)."""
+    split: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    task_ids: list[str] = Field(default_factory=list)
+    limits: dict[str, Any] = Field(default_factory=dict)
+    """Overrides of the suite's per-trial limits (max_cost_usd, max_tokens, timeout_s...)."""
+    faults: str | dict[str, Any] | list[Any] | None = None
+    """Tool faults: a plan file, ``TOOL:KIND@RATE,...``, a plan mapping, or ``none``."""
+    cache: bool = False
+    pricing: str | None = None
+    record: str | None = None
+    replay: str | None = None
+    concurrency: int = Field(8, ge=1, le=10_000)
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    store: str | None = None
+    run_id: str | None = None
+    decide: DecideSpec | None = None
+
+    @field_validator("limits")
+    @classmethod
+    def _known_limits(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from .task import Limits
+
+        unknown = sorted(set(value) - set(Limits.model_fields))
+        if unknown:
+            raise ValueError(f"unknown limit {unknown[0]!r}; limits: {', '.join(Limits.model_fields)}")
+        Limits.model_validate(value)
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RunSpec:
+        if self.record and self.replay:
+            raise ValueError("record and replay exclude each other")
+        if self.ray_address and self.executor != "ray":
+            raise ValueError("ray_address needs executor ray")
+        return self
+
+    def model_option_values(self) -> dict[str, Any]:
+        """The model clients' settings, with ``cache`` and ``pricing`` folded in."""
+        options = dict(self.model_options)
+        if self.cache:
+            options["cache"] = True
+        if self.pricing:
+            options["pricing"] = self.pricing
+        return options
+
+    def redacted(self) -> RunSpec:
+        """This spec as it is stored: credential values replaced by a marker."""
+        return self.model_copy(
+            update={
+                "model_options": redact_options(self.model_options),
+                "judge_options": redact_options(self.judge_options),
+            }
+        )
+
+    def secrets(self) -> list[str]:
+        """Credential values the spec carries (to scrub from anything a run writes)."""
+        return [
+            str(v)
+            for options in (self.model_options, self.judge_options)
+            for k, v in options.items()
+            if is_secret_option(k) and v
+        ]

@@ -1,0 +1,239 @@
+"""The portable run record: one run, whole, in one file that any assay can import.
+
+``assay export RUN -o run.jsonl[.gz]`` writes it; ``assay import run FILE`` reads it
+into a store, where ``show``, ``compare``, ``report`` and the viewer give the same
+output as on the store it came from. JSON Lines (gzip-compressed when the name ends in
+``.gz``), documented in docs/run-record.md with a JSON Schema:
+
+1. a header: ``{"kind": "header", "schema": "assay.run-record/1", "run": RunInfo,
+   "tasks": [TaskMeta...], "exported_at": ..., "assay_version": ...}``
+2. one line per trial: ``{"kind": "trial", "trial": {...}, "grades": [...],
+   "transcript": {...} | null}``
+3. one line per failed attempt of a retried trial: ``{"kind": "attempt",
+   "attempt": N, ...the same fields as a trial line}``
+4. an end line with the counts: ``{"kind": "end", "trials": N, "attempts": M}`` (a
+   truncated file is refused).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from dataclasses import asdict
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from ..core.results import GradeResult, RunInfo, TaskMeta
+from ..core.transcript import Transcript
+from ..errors import RecordError, ResumeError
+from .codec import pack_line, trial_from_line, trial_line, unpack_line
+from .store import Store, now_iso
+
+RECORD_SCHEMA = "assay.run-record/1"
+_BATCH = 500
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HeaderLine(_Line):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    kind: Literal["header"]
+    schema_: Literal["assay.run-record/1"] = Field(alias="schema")
+    run: RunInfo
+    tasks: list[TaskMeta]
+    exported_at: str
+    assay_version: str | None = None
+
+
+class TrialLine(_Line):
+    """A trial: its record (TrialResult fields but grades and transcript), its grades
+    and its transcript."""
+
+    kind: Literal["trial"]
+    trial: dict[str, Any]
+    grades: list[GradeResult]
+    transcript: Transcript | None = None
+
+
+class AttemptLine(TrialLine):
+    kind: Literal["attempt"]  # type: ignore[assignment]
+    attempt: int
+
+
+class EndLine(_Line):
+    kind: Literal["end"]
+    trials: int
+    attempts: int
+
+
+def record_json_schema() -> dict[str, Any]:
+    """The JSON Schema of one line of a run record (any of the four kinds)."""
+    adapter: TypeAdapter[Any] = TypeAdapter(HeaderLine | TrialLine | AttemptLine | EndLine)
+    schema = adapter.json_schema(by_alias=True)
+    schema["title"] = f"A line of an assay run record ({RECORD_SCHEMA})"
+    return schema
+
+
+def _open(path: Path, mode: Literal["rt", "wt"]) -> IO[str]:
+    if path.suffix == ".gz":
+        return gzip.open(path, mode, encoding="utf-8")
+    return path.open(mode, encoding="utf-8")
+
+
+def _dump(fh: IO[str], data: dict[str, Any]) -> None:
+    fh.write(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str) + "\n")
+
+
+def _assay_version() -> str | None:
+    try:
+        return version("assay")
+    except PackageNotFoundError:
+        return None
+
+
+def export_run(store: Store, run_id: str, path: str | Path) -> dict[str, int]:
+    """Write run ``run_id`` of ``store`` to ``path`` as a run record; returns the counts."""
+    info = store.get_run(run_id)
+    target = Path(path)
+    trials = attempts = 0
+    try:
+        with _open(target, "wt") as fh:
+            header = {
+                "kind": "header",
+                "schema": RECORD_SCHEMA,
+                "run": json.loads(info.model_dump_json()),
+                "tasks": [asdict(t) for t in store.load_tasks(run_id)],
+                "exported_at": now_iso(),
+                "assay_version": _assay_version(),
+            }
+            _dump(fh, header)
+            for line in _trial_lines(store, run_id):
+                _dump(fh, {"kind": "trial", **line})
+                trials += 1
+            for number, data in store.load_attempts(run_id):
+                _dump(fh, {"kind": "attempt", "attempt": number, **unpack_line(data)})
+                attempts += 1
+            _dump(fh, {"kind": "end", "trials": trials, "attempts": attempts})
+    except OSError as exc:
+        raise RecordError(f"cannot write the run record to {target}: {exc.strerror or exc}") from None
+    return {"trials": trials, "attempts": attempts}
+
+
+def _trial_lines(store: Store, run_id: str) -> Iterator[dict[str, Any]]:
+    """Every trial of the run, whole, task by task (memory: one task's trials)."""
+    for task_id in store.task_ids(run_id):
+        transcripts = store.load_transcripts(run_id, task_id)
+        for result in store.load_results(run_id, task_id):
+            yield trial_line(result, transcripts.get(result.trial_index))
+
+
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        with _open(path, "rt") as fh:
+            for number, text in enumerate(fh, 1):
+                if not text.strip():
+                    continue
+                try:
+                    data = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise RecordError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+                if not isinstance(data, dict) or "kind" not in data:
+                    raise RecordError(f"{path}:{number}: kind: each line must be an object with a 'kind'")
+                yield number, data
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise RecordError(
+            f"cannot read the run record {path}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
+
+
+def _problem(path: Path, number: int, exc: Exception) -> RecordError:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "line"
+        return RecordError(f"{path}:{number}: {field}: {first['msg']}")
+    return RecordError(f"{path}:{number}: {type(exc).__name__}: {exc}")
+
+
+def import_run(store: Store, path: str | Path, run_id: str | None = None) -> RunInfo:
+    """Read a run record into ``store`` (as ``run_id``, default: the recorded id). The
+    file is checked whole (header, every line, end counts) before the run is kept: a
+    bad file stores nothing."""
+    source = Path(path)
+    lines = _lines(source)
+    header = _header(source, next(lines, None))
+    info = header.run.model_copy(update={"run_id": run_id or header.run.run_id})
+    if store.has_run(info.run_id):
+        raise ResumeError(f"run {info.run_id} already exists in {store.url}; import it with --run-id NEW_ID")
+    store.create_run(info.model_copy(update={"status": "running"}), header.tasks)
+    try:
+        _import_body(store, info.run_id, source, lines)
+    except BaseException:
+        store.delete_run(info.run_id)
+        raise
+    store.set_status(info.run_id, info.status)
+    if info.status == "finished":  # keep the recorded finish time
+        store.update_info(info)
+    return store.get_run(info.run_id)
+
+
+def _header(path: Path, first: tuple[int, dict[str, Any]] | None) -> HeaderLine:
+    if first is None:
+        raise RecordError(f"{path}: the file is empty, not a run record")
+    number, data = first
+    if data.get("kind") != "header":
+        raise RecordError(f"{path}:{number}: kind: the first line of a run record is its header")
+    if data.get("schema") != RECORD_SCHEMA:
+        raise RecordError(
+            f"{path}:{number}: schema: {data.get('schema')!r} is not a run record this assay reads "
+            f"({RECORD_SCHEMA})"
+        )
+    try:
+        return HeaderLine.model_validate(data)
+    except (ValidationError, TypeError) as exc:
+        raise _problem(path, number, exc) from None
+
+
+def _import_body(store: Store, run_id: str, path: Path, lines: Iterator[tuple[int, dict[str, Any]]]) -> None:
+    batch: list[Any] = []
+    attempts: list[tuple[str, int, int, bytes]] = []
+    trials = 0
+    end: EndLine | None = None
+    for number, data in lines:
+        if end is not None:
+            raise RecordError(f"{path}:{number}: kind: nothing may follow the end line")
+        try:
+            if data["kind"] == "end":
+                end = EndLine.model_validate(data)
+                continue
+            attempt = data.pop("attempt", None) if data["kind"] == "attempt" else None
+            if data.pop("kind") not in ("trial", "attempt"):
+                raise ValueError("kind must be header, trial, attempt or end")
+            result, _ = trial_from_line(data)
+        except (ValidationError, KeyError, TypeError, ValueError) as exc:
+            raise _problem(path, number, exc) from None
+        result.run_id = run_id
+        if attempt is not None:
+            attempts.append(
+                (result.task_id, result.trial_index, int(attempt), pack_line(result, result.transcript))
+            )
+            continue
+        batch.append(result)
+        trials += 1
+        if len(batch) >= _BATCH:
+            store.write_trials(batch)
+            batch = []
+    store.write_trials(batch)
+    store.add_attempts(run_id, attempts)
+    if end is None or end.trials != trials or end.attempts != len(attempts):
+        raise RecordError(
+            f"{path}: the record is truncated or altered: its end line "
+            f"{'is missing' if end is None else f'counts {end.trials} trials and {end.attempts} attempts'}, "
+            f"the file holds {trials} trials and {len(attempts)} attempts"
+        )
