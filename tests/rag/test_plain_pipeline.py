@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.gate import evaluate, policy_from_yaml
 from assay.metrics import grade_rows, rag_summary
 from assay.runner.api import run
 
@@ -54,6 +55,20 @@ def test_failures_are_located_per_task_and_the_store_agrees(pipeline_on_path: st
     assert set(generation["graders"]) == {"citations", "answer_correctness", "groundedness"}  # judge skipped
     assert generation["graders"]["answer_correctness"]["pass_rate"] == pytest.approx(4 / 6, abs=1e-4)
     assert r.summary().graders["faithfulness"] == {"needs_review": 0, "skipped": 6}
+
+
+def test_a_gate_checks_rag_figures(pipeline_on_path: str):
+    r = run(EXAMPLE, agent=pipeline_on_path, trials=1)
+    policy = policy_from_yaml(
+        """
+absolute:
+  - {metric: rag.stages.retrieval.graders.retrieval.metrics.recall.mean, min: 0.9}
+  - {metric: rag.failures.both, max: 0}
+  - {metric: rag.stages.generation.pass_rate, min: 0.8}
+"""
+    )
+    statuses = [c.status for c in evaluate(r, policy).checks]
+    assert statuses == ["pass", "pass", "fail"]  # generation passes 4 of 6 (0.667)
 
 
 def test_the_cli_prints_the_rag_section(tmp_path: Path):
