@@ -104,5 +104,5 @@ def test_adaptive_errors(setup: tuple[Path, Store, str]) -> None:
         run_until_decided(str(suite), agent=AGENT, threshold=0.95, mde=0.1, store=store)
     with pytest.raises(AssayError, match=r"12 steps cannot reach power 0.80 .* \(--max-trials\)"):
         run_until_decided(str(suite), agent=AGENT, threshold=0.5, mde=0.3, max_trials=12, store=store)
-    with pytest.raises(AssayError, match="decide.max_trials: Input should be greater than or equal to 1"):
+    with pytest.raises(AssayError, match=r"decide\.max_trials: Input should be greater than or equal"):
         run_until_decided(str(suite), agent=AGENT, threshold=0.5, max_trials=0, store=store)

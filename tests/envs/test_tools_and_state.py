@@ -93,3 +93,44 @@ def _task(records: dict | None = None):
     from assay.core import InitialState, Task
 
     return Task(id="t", initial_state=InitialState(seed=0, records=records or {}))
+
+
+def test_diff_reports_paths_into_nested_records() -> None:
+    keys = {"reservations": "reservation_id"}
+    record = {
+        "reservation_id": "R1",
+        "status": None,
+        "flights": [{"flight_number": "HAT1", "status": "ok"}, {"flight_number": "HAT2", "status": "ok"}],
+        "payment_history": [{"payment_id": "p1", "amount": 100}],
+        "meta": {"tags": {"a": 1}},
+    }
+    db = Database(keys, {"reservations": {"R1": record}})
+    before = db.snapshot()
+    changed = {
+        **record,
+        "status": "cancelled",
+        "flights": [record["flights"][0], {"flight_number": "HAT2", "status": "delayed"}],
+        "payment_history": [*record["payment_history"], {"payment_id": "p1", "amount": -100}],
+        "meta": {"tags": {"a": 2, "b": 3}},
+    }
+    db.update("reservations", "R1", **changed)
+    changes = diff(before, db.snapshot())
+    got = [(c["field"], c["path"], c["old"], c["new"]) for c in changes]
+    assert got == [
+        ("flights[1].status", ["flights", 1, "status"], "ok", "delayed"),
+        ("meta.tags.a", ["meta", "tags", "a"], 1, 2),
+        ("meta.tags.b", ["meta", "tags", "b"], None, 3),
+        ("payment_history[1]", ["payment_history", 1], None, {"payment_id": "p1", "amount": -100}),
+        ("status", ["status"], None, "cancelled"),
+    ]
+    # the plain-dict path gives the same answer as the layered one
+    assert diff(before.to_dict(), db.snapshot().to_dict()) == changes
+    # a shorter list removes indices; a value that changes type is reported whole
+    db.update("reservations", "R1", flights=[], meta=None)
+    changes = diff(before, db.snapshot())
+    got = [(c["field"], c["old"], c["new"]) for c in changes if c["field"].startswith(("flights", "meta"))]
+    assert got == [
+        ("flights[0]", record["flights"][0], None),
+        ("flights[1]", record["flights"][1], None),
+        ("meta", record["meta"], None),
+    ]

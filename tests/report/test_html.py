@@ -18,9 +18,9 @@ pytest.importorskip("matplotlib")
 from assay.core import Message, ToolCall
 from assay.core.results import GradeResult, Outcome, TrialResult
 from assay.core.transcript import Span, Transcript
+from assay.metrics.summary_model import task_outcome
 from assay.report.comparison import task_rows
 from assay.report.html import build_report, write_report
-from assay.metrics.summary_model import task_outcome
 from assay.report.runview import build_run_view
 from assay.report.transcript_view import transcript_view
 from assay.runner.api import Run

@@ -22,6 +22,9 @@ AGENTS: Registry[Any] = Registry(
         "retail-flaky": "assay.domains.retail.agents:FlakyAgent",
         "kb-bm25": "assay.domains.tau2.kb_agents:KbBm25Agent",
         "kb-oracle": "assay.domains.tau2.kb_agents:KbOracleAgent",
+        "humaneval-canonical": "assay.domains.code.agents:HumanEvalCanonical",
+        "humaneval-mutant": "assay.domains.code.agents:HumanEvalMutant",
+        "code-bugfix-reference": "assay.domains.code.agents:BugfixReference",
     },
 )
 

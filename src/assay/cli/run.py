@@ -228,6 +228,12 @@ def _resume(run_id: str, retry: bool, options: dict[str, Any], as_json: bool) ->
             on_start=p.start,
         )
 
+    if info.status == "finished" and not retry and not as_json:
+        errored = store.count_retryable(run_id)
+        hint = (
+            f"; `--retry-errors {run_id}` runs its {errored} harness-error trial(s) again" if errored else ""
+        )
+        err.print(f"run {escape(run_id)} is finished: nothing to resume{escape(hint)}")
     try:
         _finish(_executing(store, as_json, start), as_json)
     finally:

@@ -56,6 +56,14 @@ class Located:
         """The same file seen from a nested value (its paths relative to ``path``)."""
         return Located(self.file, self.lines, self.base + tuple(path))
 
+    def written(self, path: PathKey) -> PathKey:
+        """The longest prefix of ``path`` that the file spells out (a short form such as
+        ``required: [get_order]`` has no ``required[0].name``)."""
+        path = tuple(path)
+        while path and self.base + path not in self.lines:
+            path = path[:-1]
+        return path
+
     def problem(self, path: PathKey, message: str, prefix: PathKey = ()) -> Problem:
         return Problem(self.file, self.line(path), format_path(prefix + tuple(path)), message)
 

@@ -147,12 +147,15 @@ class Task(_Strict):
         )
 
     def input_hash(self) -> str:
-        """Hash of everything that defines the task's input (not its grading metadata
-        order): the identity recorded with every trial as ``task_hash``."""
+        """Hash of everything that defines the task's input (not its metadata): the
+        identity recorded with every trial as ``task_hash``. Fields left at their
+        defaults are not hashed, so a new optional field leaves existing tasks' hashes
+        as they were."""
         if self._input_hash is None:
             from .hashing import stable_hash
 
-            self._input_hash = stable_hash(self.model_dump(mode="json", exclude={"metadata"}))
+            data = self.model_dump(mode="json", exclude={"metadata"}, exclude_defaults=True)
+            self._input_hash = stable_hash(data)
         return self._input_hash
 
 

@@ -10,6 +10,7 @@ DOMAINS: Registry[Domain] = Registry(
     "DOMAINS",
     {
         "retail": "assay.domains.retail:DOMAIN",
+        "code": "assay.domains.code:DOMAIN",
         "tau2-banking-kb": "assay.domains.tau2.banking_knowledge:DOMAIN",
         "none": NO_DOMAIN,
     },

@@ -9,7 +9,7 @@ ancestor only looks at the records either of them changed.
 
 Contract: records returned by :meth:`Database.get` and :meth:`Database.rows` are
 read-only (they may belong to a shared base); change state only through
-:meth:`insert`, :meth:`upsert`, :meth:`update` and :meth:`delete`.
+:meth:`insert`, :meth:`upsert`, :meth:`update`, :meth:`put` and :meth:`delete`.
 """
 
 from __future__ import annotations
@@ -143,8 +143,8 @@ class Database:
     """Tables of records. ``keys`` names each table's primary-key field.
 
     Records are plain JSON-able dicts, read with :meth:`get` / :meth:`rows` (read-only)
-    and changed only through :meth:`insert`, :meth:`upsert`, :meth:`update` and
-    :meth:`delete`, so the state stays consistent, isolated and diffable.
+    and changed only through :meth:`insert`, :meth:`upsert`, :meth:`update`, :meth:`put`
+    and :meth:`delete`, so the state stays consistent, isolated and diffable.
     """
 
     __slots__ = ("_layer", "keys")
@@ -208,6 +208,14 @@ class Database:
         if old is None:
             raise KeyError(f"{table} {key} does not exist")
         stored = {**old, **fields}
+        self._write(table, str(key), stored)
+        return stored
+
+    def put(self, table: str, key: str, record: Record) -> Record:
+        """Store ``record`` under ``key`` as it is (insert or replace the whole record);
+        for records addressed by key rather than by a primary-key field."""
+        self._check(table)
+        stored = dict(record)
         self._write(table, str(key), stored)
         return stored
 
@@ -283,9 +291,43 @@ def _changed_keys(before: State, after: State) -> dict[str, set[str]] | None:
     return keys
 
 
+def _path_text(path: list[str | int]) -> str:
+    """``["flights", 1, "status"]`` -> ``"flights[1].status"``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def _field_changes(
+    old: Any, new: Any, path: list[str | int], out: list[tuple[list[str | int], Any, Any]]
+) -> None:
+    """Append ``(path, old, new)`` for every leaf that differs between two values: dicts
+    are compared key by key (sorted), lists index by index (a longer list adds indices
+    whose old value is None, a shorter one removes them), anything else as a whole."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for name in sorted(set(old) | set(new), key=str):
+            a, b = old.get(name), new.get(name)
+            if a != b:
+                _field_changes(a, b, [*path, name], out)
+    elif isinstance(old, list) and isinstance(new, list):
+        for i in range(max(len(old), len(new))):
+            a = old[i] if i < len(old) else None
+            b = new[i] if i < len(new) else None
+            if a != b or (i < len(old)) != (i < len(new)):
+                _field_changes(a, b, [*path, i], out)
+    else:
+        out.append((path, old, new))
+
+
 def diff(before: State | Snapshot, after: State | Snapshot) -> list[dict[str, Any]]:
     """Changes from ``before`` to ``after``: one entry per added or removed record and
-    per changed field, sorted by table, key and field so it is deterministic."""
+    per changed leaf of a changed record, sorted by table, key and path so it is
+    deterministic.
+
+    A change names its place twice: ``path``, the list of keys and list indices into the
+    record (``["flights", 1, "status"]``), and ``field``, the same as text
+    (``"flights[1].status"``); for a top-level field both are just its name."""
     keys = _changed_keys(before, after) if isinstance(before, State) and isinstance(after, State) else None
     if keys is None:
         keys = {t: set(before.get(t, {})) | set(after.get(t, {})) for t in set(before) | set(after)}
@@ -306,18 +348,20 @@ def diff(before: State | Snapshot, after: State | Snapshot) -> list[dict[str, An
             elif new is None:
                 changes.append({"op": "remove", "table": table, "key": key, "old": old})
             else:
-                for name in sorted(set(old) | set(new)):
-                    if old.get(name) != new.get(name):
-                        changes.append(
-                            {
-                                "op": "change",
-                                "table": table,
-                                "key": key,
-                                "field": name,
-                                "old": old.get(name),
-                                "new": new.get(name),
-                            }
-                        )
+                leaves: list[tuple[list[str | int], Any, Any]] = []
+                _field_changes(old, new, [], leaves)
+                for path, a, b in leaves:
+                    changes.append(
+                        {
+                            "op": "change",
+                            "table": table,
+                            "key": key,
+                            "field": _path_text(path),
+                            "path": path,
+                            "old": a,
+                            "new": b,
+                        }
+                    )
     return changes
 
 

@@ -12,6 +12,7 @@ from ..core.results import GradeResult, Outcome
 from ..core.task import GraderSpec, Task
 from ..core.transcript import Transcript
 from ..envs.environment import Domain
+from ..errors import HarnessError
 from .base import Grader, GraderSettings, PathKey
 
 GRADERS: Registry[type[Grader[Any]]] = Registry(
@@ -34,6 +35,7 @@ GRADERS: Registry[type[Grader[Any]]] = Registry(
         "groundedness": "assay.graders.rag_generation:GroundednessGrader",
         "faithfulness": "assay.graders.rag_generation:FaithfulnessGrader",
         "answer_correctness": "assay.graders.rag_generation:AnswerCorrectnessGrader",
+        "tests": "assay.graders.tests:TestsGrader",
     },
 )
 
@@ -85,13 +87,17 @@ async def grade_trial(
     graders: list[Grader[Any]], task: Task, transcript: Transcript, outcome: Outcome
 ) -> list[GradeResult]:
     """Run every grader. A grader that crashes yields a skipped result saying why:
-    a grader bug never passes a trial, and never crashes the run."""
+    a grader bug never passes a trial, and never crashes the run. A
+    :class:`~assay.errors.HarnessError` (the sandbox a grader needs cannot start) is
+    raised: the trial is then a harness error, not a grading one."""
     results = []
     for grader in graders:
         try:
             result = grader.grade(task, transcript, outcome)
             if inspect.isawaitable(result):
                 result = await result
+        except HarnessError:
+            raise
         except Exception as exc:
             result = GradeResult.skip(
                 grader.name, grader.kind, f"grader crashed: {exc!r}", gating=grader.gating

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any
 
@@ -150,6 +151,19 @@ def render_trials(results: list[TrialResult], console: Console) -> None:
     console.print(table)
 
 
+def _change_lines(change: dict[str, Any], context: int = 2, limit: int = 40) -> list[str]:
+    """One changed field; multi-line text (a file's content) as a unified diff."""
+    old, new = change["old"], change["new"]
+    head = f"  {change['table']} {change['key']}.{change['field']}"
+    if isinstance(old, str) and isinstance(new, str) and ("\n" in old or "\n" in new):
+        body = list(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=context))[2:]
+        shown = [f"    {line}" for line in body[:limit]]
+        if len(body) > limit:
+            shown.append(f"    ... {len(body) - limit} more diff lines")
+        return [f"{head}:", *shown]
+    return [f"{head}: {old!r} → {new!r}"]
+
+
 def render_transcript(result: TrialResult, transcript: Transcript | None, console: Console) -> None:
     """A trial as a person reads it: the conversation, tool calls and results, the
     state diff and every grader's verdict with its reason."""
@@ -177,7 +191,7 @@ def render_transcript(result: TrialResult, transcript: Transcript | None, consol
         lines = [f"termination: {outcome.termination}" + (f" ({outcome.error})" if outcome.error else "")]
         for c in outcome.diff:
             if c["op"] == "change":
-                lines.append(f"  {c['table']} {c['key']}.{c['field']}: {c['old']!r} → {c['new']!r}")
+                lines.extend(_change_lines(c))
             else:
                 lines.append(f"  {c['op']} {c['table']} {c['key']}")
         if not outcome.diff:

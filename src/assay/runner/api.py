@@ -215,8 +215,8 @@ async def resume_async(
 ) -> Run:
     """Continue a stored run with its own suite, configuration, seed and plan: its
     missing trials run, and its harness-error trials run again (their failed attempts
-    are kept in the store). A run finished with every planned trial is resumed only with
-    ``retry_errors``.
+    are kept in the store). A run that finished with every planned trial is left as it
+    is unless ``retry_errors`` (then its harness-error trials run again).
     ``secrets`` gives again the credential options the store did not keep
     (``{"model_options": {"api_key": ...}, "judge_options": {...}}``)."""
     st = store if isinstance(store, Store) else Store(store)
@@ -229,9 +229,7 @@ async def resume_async(
         )
     complete = len(st.completed_keys(run_id)) >= info.planned_trials
     if info.status == "finished" and complete and not retry_errors:
-        errored = st.count_retryable(run_id)
-        hint = f"; --retry-errors {run_id} runs its {errored} harness-error trial(s) again" if errored else ""
-        raise ResumeError(f"run {run_id} is finished with every planned trial{hint}")
+        return Run.load(run_id, st)  # nothing to resume (harness errors: retry_errors=True)
     spec = _with_secrets(info.spec, secrets or {})
     st.retry_errors(run_id)
     done = st.completed_keys(run_id)

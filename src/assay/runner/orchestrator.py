@@ -131,18 +131,22 @@ class _Conversation:
             raise _classify(exc, "user") from exc
         self.tracer.end(span)
         for call in turn.tool_calls:  # dual control: the user acts on the world too
-            self.execute(call, caller="user")
+            await self.execute(call, caller="user")
         self.messages.append(Message("user", turn.text))
         self.turns += 1
         token = turn.stop_token
         if token is not None:
             raise _Stop(STOP_TOKENS[token])  # type: ignore[arg-type]
 
-    def execute(self, call: ToolCall, caller: str = "agent") -> Message:
+    async def execute(self, call: ToolCall, caller: str = "agent") -> Message:
         span = self.tracer.start("tool", call.name, caller=caller, args=call.arguments)
         error = False
+        acall = getattr(self.env, "acall", None)  # environments whose tools block (sandboxes)
         try:
-            content = self.env.call(call.name, call.arguments, for_=caller)  # type: ignore[arg-type]
+            if acall is not None:
+                content = await acall(call.name, call.arguments, for_=caller)
+            else:
+                content = self.env.call(call.name, call.arguments, for_=caller)  # type: ignore[arg-type]
         except InvalidToolCall as exc:
             content, error = f"Error: {exc}", True
             span.attributes["error"] = "invalid"
@@ -196,7 +200,7 @@ class _Conversation:
                 if call.id in turn.invalid:
                     self.messages.append(self.reject(call, turn.invalid[call.id]))
                 else:
-                    self.messages.append(self.execute(call))
+                    self.messages.append(await self.execute(call))
             if len(allowed) < len(turn.tool_calls):
                 raise _Stop("max_tool_calls")
 
@@ -316,7 +320,17 @@ async def _grade(trial: _Trial, transcript: Transcript, outcome: Outcome) -> lis
         settings = GraderSettings(tuple(run.judges), dict(run.judge_options))
         domain = get_domain(run.domain)
         graders = [build_grader(g, domain, settings) for g in task.graders]
-        grades = await grade_trial(graders, task, transcript, outcome)
+        try:
+            grades = await grade_trial(graders, task, transcript, outcome)
+        except HarnessError as exc:  # e.g. the sandbox a grader runs tests in cannot start
+            ended = _classify(exc, "grader")
+            trial.termination, trial.error, trial.root_cause = (
+                ended.termination,
+                ended.error,
+                ended.root_cause,
+            )
+            outcome.termination, outcome.error = trial.termination, trial.error
+            grades = []
     trial.tracer.end(span)
     return grades
 

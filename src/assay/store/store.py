@@ -384,35 +384,43 @@ class Store:
     def retry_errors(self, run_id: str) -> int:
         """Move the run's retryable trials (see :meth:`_retryable`) to its attempts, so
         they run again; in one transaction. Returns how many were moved."""
-        t, a = schema.trials, schema.attempts
+        t = schema.trials
         with self.engine.connect() as conn:
-            keys = [
-                tuple(r)
+            keys: list[tuple[str, int]] = [
+                (r.task_id, r.trial_index)
                 for r in conn.execute(select(t.c.task_id, t.c.trial_index).where(self._retryable(run_id)))
             ]
-        if not keys:
+        lines = {key: line for key in keys if (line := self._line(run_id, *key)) is not None}
+        if not lines:
             return 0
-        lines = [self._line(run_id, task_id, index) for task_id, index in keys]
-        with self.engine.begin() as conn:
-            for (task_id, index), line in zip(keys, lines, strict=True):
-                previous = conn.execute(
-                    select(func.count())
-                    .select_from(a)
-                    .where(a.c.run_id == run_id, a.c.task_id == task_id, a.c.trial_index == index)
-                ).scalar_one()
-                conn.execute(
-                    insert(a).values(
-                        run_id=run_id, task_id=task_id, trial_index=index, attempt=previous + 1, data=line
-                    )
-                )
-                conn.execute(
-                    delete(t).where(t.c.run_id == run_id, t.c.task_id == task_id, t.c.trial_index == index)
-                )
-        return len(keys)
+        try:
+            with self.engine.begin() as conn:
+                self._move_to_attempts(conn, run_id, lines)
+        except IntegrityError:  # another process moved them first (two resumes at once)
+            return 0
+        return len(lines)
 
-    def _line(self, run_id: str, task_id: str, index: int) -> bytes:
-        result = next(r for r in self.load_results(run_id, task_id) if r.trial_index == index)
-        return pack_line(result, self.load_transcript(run_id, task_id, index))
+    def _move_to_attempts(self, conn: Any, run_id: str, lines: dict[tuple[str, int], bytes]) -> None:
+        t, a = schema.trials, schema.attempts
+        for (task_id, index), line in lines.items():
+            previous = conn.execute(
+                select(func.count())
+                .select_from(a)
+                .where(a.c.run_id == run_id, a.c.task_id == task_id, a.c.trial_index == index)
+            ).scalar_one()
+            conn.execute(
+                insert(a).values(
+                    run_id=run_id, task_id=task_id, trial_index=index, attempt=previous + 1, data=line
+                )
+            )
+            conn.execute(
+                delete(t).where(t.c.run_id == run_id, t.c.task_id == task_id, t.c.trial_index == index)
+            )
+
+    def _line(self, run_id: str, task_id: str, index: int) -> bytes | None:
+        """A stored trial, packed whole (None if it is gone: another process moved it)."""
+        result = next((r for r in self.load_results(run_id, task_id) if r.trial_index == index), None)
+        return None if result is None else pack_line(result, self.load_transcript(run_id, task_id, index))
 
     def load_attempts(self, run_id: str) -> list[tuple[int, bytes]]:
         """The run's failed attempts: (attempt number, packed trial line), in order."""

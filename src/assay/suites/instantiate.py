@@ -61,6 +61,7 @@ def instantiate_task(
         as_of=as_of,
         timezone=timezone,
         db=domain.base_state(world),
+        suite_dir=suite.path,
     )
     try:
         produced = dict(fn(ctx))

@@ -296,6 +296,6 @@ def _check_graders(
                 message = f"template {spec.template!r} made grader {grader.label!r} with a problem: {message}"
             else:
                 short = (*located.base, "graders", i, grader.kind) in located.lines
-                path = ("graders", i, grader.kind if short else "params", *subpath)
+                path = located.written(("graders", i, grader.kind if short else "params", *subpath))
             problems.append(located.problem(path, message, prefix))
     return problems

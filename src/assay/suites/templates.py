@@ -22,7 +22,9 @@ TemplateFn = Callable[["TemplateContext"], dict[str, Any]]
 @dataclass
 class TemplateContext:
     """What a template gets: its seed and generator, the task's parameters, the
-    task's "now", and the domain's generated data for the task's data seed."""
+    task's "now", the domain's generated data for the task's data seed, and the
+    suite's folder (None for suites not loaded from one), where files a template
+    reads (a code task's repository) are found."""
 
     task_id: str
     seed: int
@@ -30,6 +32,7 @@ class TemplateContext:
     as_of: datetime
     timezone: str
     db: Database
+    suite_dir: Path | None = None
     rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:
