@@ -38,6 +38,9 @@ def test_example_policy_loads_with_lines() -> None:
         "usage.latency_s.p95",
         "usage.cost_usd.mean",
         "excluded.share",
+        "rag.stages.retrieval.graders.retrieval.metrics.recall@5.mean",
+        "rag.stages.generation.pass_rate",
+        "rag.failures.generation_only",
     ],
 )
 def test_valid_summary_paths(path: str) -> None:
@@ -53,6 +56,8 @@ def test_valid_summary_paths(path: str) -> None:
         ("overall.pass_hat_k", "needs a k"),
         ("overall.pass_hat_k.x", "needs a k"),
         ("usage.latency_s.p90", "is not a summary metric"),
+        ("rag.stages.retrieval.graders.retrieval.metrics.recall@5", "is not a RAG summary number"),
+        ("rag.failures.retrieval", "is not a RAG summary number"),
     ],
 )
 def test_invalid_summary_paths(path: str, message: str) -> None:

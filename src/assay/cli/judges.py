@@ -20,6 +20,7 @@ from ..graders.files import GraderFileError
 from ..graders.judge import label_dimensions
 from ..graders.judge_prompt import render_transcript
 from ..graders.pairwise import judge_runs, write_battles
+from ..graders.registry import is_judge_kind
 from ..graders.rubric import load_rubric
 from ..llm.spec import shared_model
 from ..llm.types import GenerateConfig
@@ -158,7 +159,7 @@ def label(
     if grader is not None:
         graders = ["" if grader == TRIAL else grader]
     else:
-        graders = sorted({g.grader for r in results for g in r.grades if g.kind == "judge"}) or [""]
+        graders = sorted({g.grader for r in results for g in r.grades if is_judge_kind(g.kind)}) or [""]
     n = _label_interactively(st, run_id, results, graders, who, dimensions, relabel)
     err.print(f"saved {n} label(s) by {who}")
 

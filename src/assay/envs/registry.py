@@ -8,7 +8,12 @@ from .environment import NO_DOMAIN, Domain
 DOMAINS: Registry[Domain] = Registry(
     "domain",
     "DOMAINS",
-    {"retail": "assay.domains.retail:DOMAIN", "code": "assay.domains.code:DOMAIN", "none": NO_DOMAIN},
+    {
+        "retail": "assay.domains.retail:DOMAIN",
+        "code": "assay.domains.code:DOMAIN",
+        "tau2-banking-kb": "assay.domains.tau2.banking_knowledge:DOMAIN",
+        "none": NO_DOMAIN,
+    },
 )
 
 

@@ -48,6 +48,26 @@ USAGE_LEAVES = {
     "tokens": ("input", "output", "trials_with_usage"),
 }
 EXCLUDED_LEAVES = ("share", "trials")
+RAG_FAILURES = ("retrieval_only", "generation_only", "both", "neither", "undecided")
+RAG_HINT = (
+    "rag.stages.<stage>.pass_rate, rag.stages.<stage>.graders.<grader>.pass_rate, "
+    "rag.stages.<stage>.graders.<grader>.metrics.<metric>.mean or rag.failures.<where> (docs/rag.md)"
+)
+
+
+def rag_path_problem(parts: list[str]) -> str | None:
+    """Why ``rag.…`` (split at dots) cannot name a number of a run's RAG summary."""
+    if len(parts) == 3 and parts[1] == "failures" and parts[2] in RAG_FAILURES:
+        return None
+    if len(parts) >= 4 and parts[1] == "stages" and parts[2] in ("retrieval", "generation"):
+        rest = parts[3:]
+        if rest in (["pass_rate"], ["passed"], ["trials"]):
+            return None
+        if len(rest) == 3 and rest[0] == "graders" and rest[2] in ("pass_rate", "trials"):
+            return None
+        if len(rest) == 5 and rest[0] == "graders" and rest[2] == "metrics" and rest[4] in ("mean", "n"):
+            return None
+    return f"{'.'.join(parts)!r} is not a RAG summary number; use {RAG_HINT}"
 
 
 class PolicyError(SuiteError):
@@ -81,6 +101,8 @@ def summary_path_problem(path: str) -> str | None:
         return None
     if head == "excluded" and len(parts) == 2 and parts[1] in EXCLUDED_LEAVES:
         return None
+    if head == "rag":
+        return rag_path_problem(parts)
     return f"{path!r} is not a summary metric; {hint}"
 
 

@@ -26,6 +26,7 @@ from ..stats.agreement import cohen_kappa, confusion_matrix, raw_agreement
 from ..store.labels import LabelStore
 from ..store.store import Store
 from .bias import LengthBias, length_bias
+from .registry import is_judge_kind
 
 TRIAL = "(trial reward)"
 
@@ -156,9 +157,8 @@ class GraderCalibration:
 def _length_bias(store: Store, run_id: str, results: list[TrialResult], grader: str) -> LengthBias | None:
     scores, lengths = [], []
     for r in results:
-        g = next(
-            (g for g in r.grades if g.grader == grader and g.kind == "judge" and g.score is not None), None
-        )
+        judged = (g for g in r.grades if g.grader == grader and is_judge_kind(g.kind))
+        g = next((g for g in judged if g.score is not None), None)
         if g is None or g.score is None:
             continue
         transcript = store.load_transcript(run_id, r.task_id, r.trial_index)

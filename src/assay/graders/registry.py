@@ -30,9 +30,26 @@ GRADERS: Registry[type[Grader[Any]]] = Registry(
         "skill_routing": "assay.graders.routing:SkillRoutingGrader",
         "safety": "assay.graders.routing:SafetyGrader",
         "structured": "assay.graders.structured:StructuredGrader",
+        "retrieval": "assay.graders.rag:RetrievalGrader",
+        "citations": "assay.graders.rag:CitationsGrader",
+        "groundedness": "assay.graders.rag_generation:GroundednessGrader",
+        "faithfulness": "assay.graders.rag_generation:FaithfulnessGrader",
+        "answer_correctness": "assay.graders.rag_generation:AnswerCorrectnessGrader",
         "tests": "assay.graders.tests:TestsGrader",
     },
 )
+
+
+def is_judge_kind(kind: str) -> bool:
+    """Whether grades of ``kind`` come from an LLM judge (``judge`` and kinds built on
+    it, such as ``faithfulness``): those are labelled by humans and calibrated."""
+    from .judge import JudgeGrader
+
+    try:
+        cls = GRADERS.get(kind)
+    except (KeyError, ImportError, AttributeError):
+        return False
+    return isinstance(cls, type) and issubclass(cls, JudgeGrader)
 
 
 def build_grader(spec: GraderSpec, domain: Domain, settings: GraderSettings | None = None) -> Grader[Any]:

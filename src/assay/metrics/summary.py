@@ -20,6 +20,7 @@ from ..core.results import RunInfo, TaskMeta, TrialResult
 from ..stats.clustered import clustered_rate_interval
 from ..stats.intervals import wilson_bounds, wilson_interval
 from .frame import FrameExtras, TrialFrame
+from .rag_summary import grade_rows, rag_summary
 from .summary_model import (
     CapabilityCell,
     ConfigView,
@@ -282,5 +283,10 @@ def summarize_run(
 
 
 def summarize(results: Sequence[TrialResult], tasks: Sequence[TaskMeta], k_max: int) -> RunSummary:
-    """The summary of in-memory results (see :func:`summarize_frame`)."""
-    return summarize_frame(TrialFrame.from_results(results), FrameExtras.from_results(results), tasks, k_max)
+    """The summary of in-memory results (see :func:`summarize_frame`; ``rag`` as a
+    stored run's: :func:`assay.metrics.rag_summary.rag_summary`)."""
+    summary = summarize_frame(
+        TrialFrame.from_results(results), FrameExtras.from_results(results), tasks, k_max
+    )
+    summary.rag = rag_summary(grade_rows(results))
+    return summary

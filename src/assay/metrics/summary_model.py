@@ -190,10 +190,13 @@ class RunSummary(_Model):
     process: dict[str, float | None] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
     tasks: list[TaskRow] = Field(default_factory=list)
+    rag: dict[str, Any] | None = None
+    """Retrieval and generation figures of RAG graders (:mod:`assay.metrics.rag_summary`);
+    None, and left out of :meth:`to_dict`, when the run has none."""
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as JSON-able data, as ``--json`` prints it."""
-        return self.model_dump(mode="json", by_alias=True)
+        return self.model_dump(mode="json", by_alias=True, exclude={"rag"} if self.rag is None else None)
 
     def counted_trials(self) -> int:
         return self.overall.trials - self.overall.excluded

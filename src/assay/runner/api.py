@@ -17,6 +17,7 @@ from ..core.transcript import Transcript
 from ..errors import AssayError, ResumeError
 from ..llm.cassette import Cassette, use_cassette
 from ..metrics.frame import FrameExtras, TrialFrame
+from ..metrics.rag_summary import RAG_STAGES, GradeRow, rag_summary
 from ..metrics.summary import RunSummary, summarize_run
 from ..store.store import Store, now_iso
 from ..suites.loaded import LoadedSuite
@@ -79,13 +80,15 @@ class Run:
         return self.store.load_transcript(self.run_id, task_id, trial_index)
 
     def summary(self) -> RunSummary:
-        """The run's summary: what ``assay run --json`` prints and every report reads."""
+        """The run's summary: what ``assay run --json`` prints and every report reads
+        (with ``rag`` when the suite has RAG graders: :func:`rag_summary`)."""
         if self._summary is not None:
             return self._summary
         extras = FrameExtras(**self.store.frame_aggregates(self.run_id))
         summary = summarize_run(
             self.info, self.frame(), extras, self.tasks, self.store.count_attempts(self.run_id)
         )
+        summary.rag = rag_summary(GradeRow(*row) for row in self.store.grade_rows(self.run_id, RAG_STAGES))
         if self.info.status == "finished":
             self._summary = summary
         return summary

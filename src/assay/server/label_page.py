@@ -13,6 +13,7 @@ from ..core.results import TrialResult
 from ..errors import AssayError
 from ..graders.judge import label_dimensions
 from ..graders.judge_prompt import render_transcript
+from ..graders.registry import is_judge_kind
 from ..store.labels import Label, LabelStore
 from .app import render
 
@@ -24,7 +25,7 @@ def _judged(results: list[TrialResult]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for r in results:
         for g in r.grades:
-            if g.kind == "judge" and not g.skipped:
+            if is_judge_kind(g.kind) and not g.skipped:
                 counts[g.grader] = counts.get(g.grader, 0) + 1
     return counts
 

@@ -4,8 +4,9 @@ turns them into its frames (:class:`assay.metrics.TrialFrame`, ``FrameExtras``).
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -137,3 +138,23 @@ def frame_aggregates(engine: Engine, run_id: str) -> dict[str, Any]:
         "usage_by_role": dict(sorted(by_role.items())),
         "failures": {task: dict(c) for task, c in failures.items()},
     }
+
+
+GradeTuple = tuple[str, int, str, str, "bool | None", bool, dict[str, float]]
+
+
+def grade_rows(engine: Engine, run_id: str, kinds: Iterable[str]) -> list[GradeTuple]:
+    """The grades of the given kinds (e.g. the RAG kinds) with their metrics, in task and
+    trial order, as ``(task_id, trial_index, grader, kind, passed, skipped, metrics)``:
+    the fields of :class:`assay.metrics.GradeRow`, which the RAG summary reads."""
+    g = schema.grades
+    query = (
+        select(g.c.task_id, g.c.trial_index, g.c.grader, g.c.kind, g.c.passed, g.c.skipped, g.c.metrics)
+        .where(g.c.run_id == run_id, g.c.kind.in_(sorted(set(kinds))))
+        .order_by(g.c.task_id, g.c.trial_index, g.c.position)
+    )
+    with engine.connect() as conn:
+        return [
+            (task, trial, grader, kind, passed, bool(skipped), json.loads(metrics))
+            for task, trial, grader, kind, passed, skipped, metrics in conn.execute(query)
+        ]

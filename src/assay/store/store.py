@@ -32,7 +32,7 @@ from .codec import (
     grade_row,
     pack_line,
 )
-from .frames import frame_aggregates, frame_columns
+from .frames import GradeTuple, frame_aggregates, frame_columns, grade_rows
 
 DEFAULT_STORE = ".assay/assay.db"
 
@@ -342,6 +342,11 @@ class Store:
         """A run's trials as columns (one query; for summaries of any size): the fields
         of a :class:`assay.metrics.TrialFrame`."""
         return frame_columns(self.engine, run_id)
+
+    def grade_rows(self, run_id: str, kinds: Iterable[str]) -> list[GradeTuple]:
+        """A run's grades of the given kinds with their metrics (for the RAG summary):
+        the fields of :class:`assay.metrics.GradeRow`."""
+        return grade_rows(self.engine, run_id, kinds)
 
     def frame_aggregates(self, run_id: str) -> dict[str, Any]:
         """Grader, process-metric, usage and failure aggregates of a run (SQL): the
