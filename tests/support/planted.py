@@ -19,11 +19,62 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ALNUM = string.ascii_letters + string.digits
-FIRST = ["Ana", "Bilal", "Chloe", "Dmitri", "Elena", "Farah", "George", "Hana", "Ivan", "Julia", "Kofi", "Lena"]
+FIRST = [
+    "Ana",
+    "Bilal",
+    "Chloe",
+    "Dmitri",
+    "Elena",
+    "Farah",
+    "George",
+    "Hana",
+    "Ivan",
+    "Julia",
+    "Kofi",
+    "Lena",
+]
 LAST = ["Ortiz", "Nakamura", "Schulz", "Okoye", "Dubois", "Rossi", "Kowalski", "Haddad", "Lindqvist", "Reyes"]
-DOMAINS = ["gmail.com", "outlook.com", "example.org", "mail.co.uk", "uni-bonn.de", "acme.io", "proton.me", "eu.corp.example.com"]
-STREET_NAMES = ["Maple", "Oak", "Cedar", "Washington", "Lincoln", "Main", "Highland", "Sunset", "Church", "Mill", "Lake", "Pine", "Martin Luther King Jr"]
-SUFFIXES = ["Street", "St", "Avenue", "Ave", "Road", "Rd", "Boulevard", "Blvd", "Lane", "Drive", "Court", "Way", "Place", "Terrace"]
+DOMAINS = [
+    "gmail.com",
+    "outlook.com",
+    "example.org",
+    "mail.co.uk",
+    "uni-bonn.de",
+    "acme.io",
+    "proton.me",
+    "eu.corp.example.com",
+]
+STREET_NAMES = [
+    "Maple",
+    "Oak",
+    "Cedar",
+    "Washington",
+    "Lincoln",
+    "Main",
+    "Highland",
+    "Sunset",
+    "Church",
+    "Mill",
+    "Lake",
+    "Pine",
+    "Martin Luther King Jr",
+]
+SUFFIXES = [
+    "Street",
+    "St",
+    "Avenue",
+    "Ave",
+    "Road",
+    "Rd",
+    "Boulevard",
+    "Blvd",
+    "Lane",
+    "Drive",
+    "Court",
+    "Way",
+    "Place",
+    "Terrace",
+]
 US_CITIES = [("Springfield", "IL"), ("Portland", "OR"), ("Austin", "TX"), ("San Jose", "CA"), ("Boise", "ID")]
 
 
@@ -92,7 +143,11 @@ def email(rng: random.Random) -> Planted:
 
 
 def phone(rng: random.Random) -> Planted:
-    a, e, line = f"{rng.randint(2, 9)}{_digits(rng, 2)}", f"{rng.randint(2, 9)}{_digits(rng, 2)}", _digits(rng, 4)
+    a, e, line = (
+        f"{rng.randint(2, 9)}{_digits(rng, 2)}",
+        f"{rng.randint(2, 9)}{_digits(rng, 2)}",
+        _digits(rng, 4),
+    )
     uk_area, uk_num = rng.choice([("20", "7946 0{}"), ("161", "496 0{}")]), _digits(rng, 3)
     mobile = f"7{_digits(rng, 3)} {_digits(rng, 6)}"
     fr = " ".join(_digits(rng, 2) for _ in range(4))
@@ -120,12 +175,16 @@ def phone(rng: random.Random) -> Planted:
             f"+91 9{_digits(rng, 4)} {_digits(rng, 5)}",
         ]
     )
-    phrase = rng.choice(["call me on {v}", "my number is {v}", "Phone: {v}", "tel {v}", "you can reach me at {v} after 5"])
+    phrase = rng.choice(
+        ["call me on {v}", "my number is {v}", "Phone: {v}", "tel {v}", "you can reach me at {v} after 5"]
+    )
     bare = rng.random() < 0.15
     if bare:  # a bare run of digits is a phone only after a word that says so
         v = f"{a}{e}{line}"
         phrase = rng.choice(["phone: {v}", "Mobile number {v}", '"phone_number": "{v}"'])
-    return Planted("PHONE", v, phrase.format(v=v), (v.replace(" ", ""),) if len(v.replace(" ", "")) > 9 else ())
+    return Planted(
+        "PHONE", v, phrase.format(v=v), (v.replace(" ", ""),) if len(v.replace(" ", "")) > 9 else ()
+    )
 
 
 def card(rng: random.Random) -> Planted:
@@ -159,7 +218,10 @@ def iban(rng: random.Random) -> Planted:
         [
             ("DE", _digits(rng, 18)),
             ("GB", _rand(rng, 4, string.ascii_uppercase) + _digits(rng, 14)),
-            ("FR", _digits(rng, 10) + _rand(rng, 11, string.ascii_uppercase + string.digits) + _digits(rng, 2)),
+            (
+                "FR",
+                _digits(rng, 10) + _rand(rng, 11, string.ascii_uppercase + string.digits) + _digits(rng, 2),
+            ),
             ("ES", _digits(rng, 20)),
             ("NL", _rand(rng, 4, string.ascii_uppercase) + _digits(rng, 10)),
             ("IT", rng.choice(string.ascii_uppercase) + _digits(rng, 10) + _digits(rng, 12)),
@@ -169,7 +231,9 @@ def iban(rng: random.Random) -> Planted:
     )
     compact = country + _iban_check(country, bban) + bban
     v = compact if rng.random() < 0.4 else " ".join(compact[i : i + 4] for i in range(0, len(compact), 4))
-    phrase = rng.choice(["IBAN {v}", "please refund to {v}", "account: {v}.", "bank details {v} (BIC DEUTDEFF)"])
+    phrase = rng.choice(
+        ["IBAN {v}", "please refund to {v}", "account: {v}.", "bank details {v} (BIC DEUTDEFF)"]
+    )
     return Planted("IBAN", v, phrase.format(v=v), (compact,))
 
 
@@ -233,7 +297,8 @@ def cpf(rng: random.Random) -> Planted:
 def address(rng: random.Random) -> Planted:
     form = rng.random()
     if form < 0.55:
-        street = f"{rng.randint(1, 9899)} {rng.choice(['', 'N ', 'West '])}{rng.choice(STREET_NAMES)} {rng.choice(SUFFIXES)}"
+        direction = rng.choice(["", "N ", "West "])
+        street = f"{rng.randint(1, 9899)} {direction}{rng.choice(STREET_NAMES)} {rng.choice(SUFFIXES)}"
         street = street.replace("  ", " ")
         v = street
         if rng.random() < 0.3:
@@ -270,11 +335,18 @@ def ip_address(rng: random.Random) -> Planted:
         first = rng.choice([8, 23, 45, 66, 81, 93, 104, 151, 185, 203, 212])
         v = f"{first}.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
     elif form < 0.75:
-        v = rng.choice([f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}", f"192.168.{rng.randint(0, 255)}.{rng.randint(1, 254)}"])
+        v = rng.choice(
+            [
+                f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}",
+                f"192.168.{rng.randint(0, 255)}.{rng.randint(1, 254)}",
+            ]
+        )
     else:
         groups = [f"{rng.randint(0, 0xFFFF):x}" for _ in range(8)]
         v = ":".join(groups) if rng.random() < 0.5 else f"2001:db8:{groups[2]}::{groups[6]}:{groups[7]}"
-    phrase = rng.choice(["client ip {v}", "request from {v} blocked", "X-Forwarded-For: {v}", "login from {v}:443"])
+    phrase = rng.choice(
+        ["client ip {v}", "request from {v} blocked", "X-Forwarded-For: {v}", "login from {v}:443"]
+    )
     return Planted("IP_ADDRESS", v, phrase.format(v=v))
 
 
@@ -316,7 +388,9 @@ def aws_access_key(rng: random.Random) -> Planted:
 
 def aws_secret_key(rng: random.Random) -> Planted:
     v = _rand(rng, 40, ALNUM + "/+")
-    phrase = rng.choice(["aws_secret_access_key = {v}", "AWS_SECRET_ACCESS_KEY={v}", '"aws_secret_access_key": "{v}"'])
+    phrase = rng.choice(
+        ["aws_secret_access_key = {v}", "AWS_SECRET_ACCESS_KEY={v}", '"aws_secret_access_key": "{v}"']
+    )
     return _secret("AWS_SECRET_KEY", v, phrase, v)
 
 
@@ -325,30 +399,38 @@ def github_token(rng: random.Random) -> Planted:
         v = rng.choice(["ghp_", "gho_", "ghs_"]) + _rand(rng, 36)
     else:
         v = "github_pat_" + _rand(rng, 22) + "_" + _rand(rng, 59)
-    phrase = rng.choice(["GITHUB_TOKEN={v}", "git clone https://{v}@github.com/acme/app.git", "token {v} expired"])
+    phrase = rng.choice(
+        ["GITHUB_TOKEN={v}", "git clone https://{v}@github.com/acme/app.git", "token {v} expired"]
+    )
     return _secret("GITHUB_TOKEN", v, phrase, v.split("_", 1)[1])
 
 
 def slack_token(rng: random.Random) -> Planted:
     if rng.random() < 0.6:
-        v = f"xox{rng.choice('bpa')}-{_digits(rng, 12)}-{_digits(rng, 13)}-{_rand(rng, 24, string.ascii_lowercase + string.digits)}"
+        tail = _rand(rng, 24, string.ascii_lowercase + string.digits)
+        v = f"xox{rng.choice('bpa')}-{_digits(rng, 12)}-{_digits(rng, 13)}-{tail}"
         core = v.rsplit("-", 1)[1]
     else:
         core = _rand(rng, 24)
-        v = f"https://hooks.slack.com/services/T{_rand(rng, 8, string.ascii_uppercase + string.digits)}/B{_rand(rng, 8, string.ascii_uppercase + string.digits)}/{core}"
+        team, bot = (_rand(rng, 8, string.ascii_uppercase + string.digits) for _ in range(2))
+        v = f"https://hooks.slack.com/services/T{team}/B{bot}/{core}"
     phrase = rng.choice(["SLACK_BOT_TOKEN={v}", "posting to {v}", "slack: {v}"])
     return _secret("SLACK_TOKEN", v, phrase, core)
 
 
 def google_key(rng: random.Random) -> Planted:
     v = "AIza" + _rand(rng, 35, ALNUM + "-_")
-    phrase = rng.choice(["https://maps.googleapis.com/maps/api/geocode/json?key={v}", "GOOGLE_API_KEY={v}", "key={v}"])
+    phrase = rng.choice(
+        ["https://maps.googleapis.com/maps/api/geocode/json?key={v}", "GOOGLE_API_KEY={v}", "key={v}"]
+    )
     return _secret("GOOGLE_API_KEY", v, phrase, v[4:])
 
 
 def jwt(rng: random.Random) -> Planted:
     header = _b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    payload = _b64url(json.dumps({"sub": _digits(rng, 8), "name": rng.choice(FIRST), "iat": 1718000000}).encode())
+    payload = _b64url(
+        json.dumps({"sub": _digits(rng, 8), "name": rng.choice(FIRST), "iat": 1718000000}).encode()
+    )
     sig = _b64url(rng.randbytes(32))
     v = f"{header}.{payload}.{sig}"
     phrase = rng.choice(["Authorization: Bearer {v}", "token={v}", "session cookie jwt {v}"])
@@ -392,7 +474,7 @@ def generic_secret(rng: random.Random) -> Planted:
             "password: {v}",
             '"client_secret": "{v}"',
             "DB_PASSWORD='{v}'",
-            "token = \"{v}\"",
+            'token = "{v}"',
             "--api-key {v}",
             "SECRET_KEY={v}",
             "'passwd': '{v}'",
@@ -460,10 +542,13 @@ _AGENT_LINES = [
     "Your refund of ${price} was issued (R-{ref:04d}).",
 ]
 _ERRORS = [
-    "openai.AuthenticationError: Error code: 401 - {{'error': {{'message': '{p}', 'type': 'invalid_request_error'}}}}",
-    "Traceback (most recent call last):\n  File \"/srv/agent/run.py\", line {line}, in call\n    resp = client.post(url, json=payload)\nRuntimeError: request failed ({p})",
+    "openai.AuthenticationError: Error code: 401 - "
+    "{{'error': {{'message': '{p}', 'type': 'invalid_request_error'}}}}",
+    'Traceback (most recent call last):\n  File "/srv/agent/run.py", line {line}, in call\n'
+    "    resp = client.post(url, json=payload)\nRuntimeError: request failed ({p})",
     "sqlalchemy.exc.OperationalError: (psycopg2.OperationalError) {p}",
-    "httpx.HTTPStatusError: Client error '403 Forbidden' for url 'https://api.acme.io/v2/customers/{order}': {p}",
+    "httpx.HTTPStatusError: Client error '403 Forbidden' for url "
+    "'https://api.acme.io/v2/customers/{order}': {p}",
     "ValueError: could not parse field: {p}",
     "tool get_user_details failed: {p}",
 ]
@@ -499,7 +584,9 @@ def _transcript(rng: random.Random, kinds: list[str]) -> Record:
                 {
                     "role": "assistant",
                     "content": "",
-                    "tool_calls": [{"id": call_id, "name": "get_user_details", "arguments": {"user_id": f"user_{turn}"}}],
+                    "tool_calls": [
+                        {"id": call_id, "name": "get_user_details", "arguments": {"user_id": f"user_{turn}"}}
+                    ],
                 }
             )
             output = {
@@ -508,13 +595,24 @@ def _transcript(rng: random.Random, kinds: list[str]) -> Record:
                 "created_at": f"2025-06-{rng.randint(1, 28):02d}",
                 rng.choice(["notes", "raw", "details", "log"]): f"customer wrote: {tool_item.phrase}",
             }
-            messages.append({"role": "tool", "tool_call_id": call_id, "name": "get_user_details", "content": json.dumps(output)})
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "name": "get_user_details",
+                    "content": json.dumps(output),
+                }
+            )
         agent_item = _phrase(rng, kinds) if rng.random() < 0.4 else None
         if agent_item:
             planted.append(agent_item)
         line = rng.choice(_AGENT_LINES[2:3] if agent_item else _AGENT_LINES)
-        messages.append({"role": "assistant", "content": _fill(rng, line, agent_item.phrase if agent_item else "")})
-    return Record("transcript", {"messages": messages, "spans": [{"id": 0, "kind": "trial", "attributes": {}}]}, planted)
+        messages.append(
+            {"role": "assistant", "content": _fill(rng, line, agent_item.phrase if agent_item else "")}
+        )
+    return Record(
+        "transcript", {"messages": messages, "spans": [{"id": 0, "kind": "trial", "attributes": {}}]}, planted
+    )
 
 
 def _tool_output(rng: random.Random, kinds: list[str]) -> Record:
@@ -525,7 +623,11 @@ def _tool_output(rng: random.Random, kinds: list[str]) -> Record:
         "total": round(rng.uniform(5, 900), 2),
         "items": [{"product_id": f"P{rng.randint(100000, 999999)}", "quantity": 1}],
     }
-    containers = [data.setdefault("customer", {}), data.setdefault("payment", {}), data.setdefault("audit", {})]
+    containers = [
+        data.setdefault("customer", {}),
+        data.setdefault("payment", {}),
+        data.setdefault("audit", {}),
+    ]
     for i, item in enumerate(items):
         target = rng.choice(containers)
         if rng.random() < 0.6:
@@ -555,7 +657,12 @@ NATURAL_KEYS = {
 def _error(rng: random.Random, kinds: list[str]) -> Record:
     items = [_phrase(rng, kinds) for _ in range(rng.randint(2, 5))]
     errors = [_fill(rng, rng.choice(_ERRORS), item.phrase) for item in items]
-    data = {"run_id": f"run-{rng.randint(1000, 9999)}", "task_id": "refund-1", "root_cause": "MODEL", "errors": errors}
+    data = {
+        "run_id": f"run-{rng.randint(1000, 9999)}",
+        "task_id": "refund-1",
+        "root_cause": "MODEL",
+        "errors": errors,
+    }
     return Record("error", data, items)
 
 

@@ -3,6 +3,7 @@ transcripts, speed. Shared by tests/redact and benchmarks/redaction.py."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -100,7 +101,9 @@ def measure_recall(redactor: Redactor, corpus: list[Record]) -> Recall:
 RETAIL_PERSONAL_KEYS = ("email", "address", "shipping_address", "first_name", "last_name")
 
 
-def retail_transcripts(agents: tuple[str, ...] = ("builtin:retail-careful",), trials: int = 1, seed: int = 0) -> list[dict[str, Any]]:
+def retail_transcripts(
+    agents: tuple[str, ...] = ("builtin:retail-careful",), trials: int = 1, seed: int = 0
+) -> list[dict[str, Any]]:
     """Transcripts (as JSON data) of the built-in retail suite, run in-process."""
     import assay
     from assay.store.codec import _transcript
@@ -122,10 +125,8 @@ def retail_personal_values(doc: dict[str, Any]) -> set[str]:
     stack: list[Any] = []
     for message in doc["messages"]:
         if message["role"] == "tool":
-            try:
+            with contextlib.suppress(json.JSONDecodeError, TypeError):
                 stack.append(json.loads(message["content"]))
-            except (json.JSONDecodeError, TypeError):
-                pass
         stack.extend(call["arguments"] for call in message.get("tool_calls") or [])
     while stack:
         item = stack.pop()
@@ -177,7 +178,7 @@ def measure_false_positives(redactor: Redactor, docs: list[dict[str, Any]]) -> F
     for doc in docs:
         truth = retail_personal_values(doc)
         replaced: list[tuple[str, str]] = []
-        session = redactor.session(audit=lambda kind, value: replaced.append((kind, value)))
+        session = redactor.session(audit=lambda kind, value, seen=replaced: seen.append((kind, value)))
         redacted = session.redact(doc)
         out.transcripts += 1
         for text in strings(doc):

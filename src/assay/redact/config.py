@@ -151,14 +151,17 @@ def resolve_check(name: str) -> Callable[[str], bool]:
         return checks.NAMED_CHECKS[name]
     module, sep, attr = name.partition(":")
     if not sep:
-        raise ValueError(f"unknown validator {name!r} (built-in: {', '.join(sorted(checks.NAMED_CHECKS))}, or module:function)")
+        raise ValueError(
+            f"unknown validator {name!r} "
+            f"(built-in: {', '.join(sorted(checks.NAMED_CHECKS))}, or module:function)"
+        )
     try:
         func = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"validator {name!r} cannot be imported: {exc}") from None
     if not callable(func):
         raise ValueError(f"validator {name!r} is not callable")
-    return func  # type: ignore[no-any-return]
+    return func
 
 
 class RedactConfig(BaseModel):
@@ -257,7 +260,9 @@ def parse_config(data: Any, located: Located | None = None) -> RedactConfig:
         return data
     where = located or Located("<config>")
     if not isinstance(data, Mapping):
-        raise RedactConfigError([Problem(where.file, where.line(()), "", "a redaction config must be a mapping")])
+        raise RedactConfigError(
+            [Problem(where.file, where.line(()), "", "a redaction config must be a mapping")]
+        )
     try:
         return RedactConfig.model_validate(data)
     except ValidationError as exc:

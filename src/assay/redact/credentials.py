@@ -25,7 +25,9 @@ _PLACEHOLDER = re.compile(
     r"|str|string|bytes|int|any|optional\[str\]|secretstr|password|your[_-][\w-]*|example)$",
     re.IGNORECASE,
 )
-_CODE_REFERENCE = re.compile(r"^(?:os\.|self\.|cls\.|settings\.|config\.|args\.|env\.|process\.env|getenv)", re.I)
+_CODE_REFERENCE = re.compile(
+    r"^(?:os\.|self\.|cls\.|settings\.|config\.|args\.|env\.|process\.env|getenv)", re.I
+)
 _SECRET_WORDS = re.compile(r"api_?key|secret|pass|pwd|token|credential|auth", re.I)
 
 
@@ -38,8 +40,7 @@ def is_placeholder(value: str) -> bool:
         or v.startswith(("...", "…"))
         or _PLACEHOLDER.match(v) is not None
         or _CODE_REFERENCE.match(v) is not None
-        or _SECRET_WORDS.search(v) is not None
-        and v.replace(".", "_").replace("-", "_").isidentifier()
+        or (_SECRET_WORDS.search(v) is not None and v.replace(".", "_").replace("-", "_").isidentifier())
     )
 
 
@@ -145,18 +146,7 @@ def _assignments() -> list[Detector]:
     strong and the weak names, as two regexes (one scan each)."""
     strong_forms, strong_checks = _forms(True)
     weak_forms, weak_checks = _forms(False)
-    assign = (
-        _PREFIX
-        + "(?:"
-        + _STRONG
-        + _NAME_END
-        + strong_forms
-        + "|"
-        + _WEAK
-        + _NAME_END
-        + weak_forms
-        + ")"
-    )
+    assign = _PREFIX + "(?:" + _STRONG + _NAME_END + strong_forms + "|" + _WEAK + _NAME_END + weak_forms + ")"
     cli = r"(?<![\w-])--?(?:[A-Za-z0-9]+[_-])*(?:" + _STRONG + r"(?:[ \t]+|=)" + _BARE
     cli += "|" + _WEAK + r"(?:[ \t]+|=)" + _BARE + ")"
     return [
@@ -202,13 +192,18 @@ def builtin_detectors() -> list[Detector]:
         ),
         Detector(
             "AWS_ACCESS_KEY",
-            _c(r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+            _c(
+                r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+            ),
             "secret",
             priority=s,
         ),
         Detector(
             "AWS_SECRET_KEY",
-            _c(r"aws.{0,24}?(?:secret|key).{0,24}?[=:\"'\s]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", re.I),
+            _c(
+                r"aws.{0,24}?(?:secret|key).{0,24}?[=:\"'\s]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+                re.I,
+            ),
             "secret",
             group=1,
             priority=s,
@@ -322,31 +317,36 @@ _DS_KINDS = {
     "Private Key": "PRIVATE_KEY",
     "Slack Token": "SLACK_TOKEN",
 }
-#: Substrings (lower case) one of which each detect-secrets plugin's patterns need, so a
-#: plugin runs only on texts that hold one (a plugin missing here runs on every text).
-_DS_TRIGGERS: dict[str, tuple[str, ...]] = {
-    "AWS Access Key": ("a3t", "abia", "acca", "akia", "asia", "aws"),
-    "Azure Storage Account access key": ("accountkey=",),
-    "Basic Auth Credentials": ("://",),
-    "Cloudant Credentials": ("key", "pw", "pass", "token", "cloudant"),
-    "Discord Bot Token": (".",),
-    "GitHub Token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    "GitLab Token": ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "gr1348941", "glcbt-", "glimt-"),
-    "IBM Cloud IAM Key": ("key", "pwd", "pass", "token"),
-    "IBM COS HMAC Credentials": ("secret",),
-    "JSON Web Token": ("eyj",),
-    "Mailchimp Access Key": ("-us",),
-    "NPM tokens": ("_authtoken",),
-    "OpenAI Token": ("t3blbkfj",),
-    "Private Key": ("private key", "putty"),
-    "PyPI Token": ("pypi-",),
-    "SendGrid API Key": ("sg.",),
-    "Slack Token": ("xox", "hooks.slack.com"),
-    "SoftLayer Credentials": ("key", "pwd", "pass", "token", "softlayer"),
-    "Square OAuth Secret": ("sq0csp-",),
-    "Stripe Access Key": ("k_live_",),
-    "Telegram Bot Token": (":",),
-    "Twilio API Key": ("ac", "sk"),
+#: What each detect-secrets plugin's patterns need, so that a plugin runs only on texts
+#: that have it: substrings (compared lower-cased when ``fold``) and whether a digit is
+#: required. A plugin missing here runs on every text.
+_DS_NEEDS: dict[str, tuple[tuple[str, ...], bool, bool]] = {
+    "AWS Access Key": (("a3t", "abia", "acca", "akia", "asia", "aws"), True, False),
+    "Azure Storage Account access key": (("AccountKey=",), False, False),
+    "Basic Auth Credentials": (("://",), False, False),
+    "Cloudant Credentials": (("key", "pw", "pass", "token", "cloudant"), True, False),
+    "Discord Bot Token": (("M", "N", "O"), False, False),
+    "GitHub Token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), False, False),
+    "GitLab Token": (
+        ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "GR1348941", "glcbt-", "glimt-"),
+        False,
+        False,
+    ),
+    "IBM Cloud IAM Key": (("key", "pwd", "pass", "token"), True, False),
+    "IBM COS HMAC Credentials": (("secret",), True, False),
+    "JSON Web Token": (("eyJ",), False, False),
+    "Mailchimp Access Key": (("-us",), False, True),
+    "NPM tokens": (("_authToken",), False, False),
+    "OpenAI Token": (("T3BlbkFJ",), False, False),
+    "Private Key": (("PRIVATE KEY", "PuTTY"), False, False),
+    "PyPI Token": (("pypi-",), False, False),
+    "SendGrid API Key": (("SG.",), False, False),
+    "Slack Token": (("xox", "hooks.slack.com"), True, False),
+    "SoftLayer Credentials": (("key", "pwd", "pass", "token", "softlayer"), True, False),
+    "Square OAuth Secret": (("sq0csp-",), False, False),
+    "Stripe Access Key": (("k_live_",), False, False),
+    "Telegram Bot Token": ((":",), False, True),
+    "Twilio API Key": (("AC", "SK"), False, False),
 }
 #: detect-secrets plugins not used: assay's own detectors do their job with fewer false
 #: positives (public IPs are personal data here; the Artifactory rule matches words).
@@ -366,9 +366,11 @@ def detect_secrets_detectors() -> tuple[Detector, ...]:
     except ImportError:  # pragma: no cover - a declared dependency; built-ins still run
         return ()
     out: list[Detector] = []
+    cls: type
     for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items()):
         if secret_type in _DS_SKIP or not issubclass(cls, RegexBasedDetector):
             continue
+        triggers, fold, needs_digit = _DS_NEEDS.get(secret_type, ((), False, False))
         for pattern in cls.denylist:  # type: ignore[attr-defined]
             out.append(
                 Detector(
@@ -378,8 +380,9 @@ def detect_secrets_detectors() -> tuple[Detector, ...]:
                     group=-1,
                     check=_not_placeholder,
                     priority=SPECIFIC - 2,
-                    triggers=_DS_TRIGGERS.get(secret_type, ()),
-                    fold=True,
+                    triggers=triggers,
+                    fold=fold,
+                    needs_digit=needs_digit,
                     trim=True,
                     source="detect-secrets",
                 )

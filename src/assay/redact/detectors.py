@@ -38,8 +38,9 @@ class Detector:
     ``fit`` (instead of ``check``) returns the length of the valid value at the start of
     a match, or None: for formats whose end a regex cannot tell (an IBAN's length
     depends on its country). ``group_checks`` (with ``group=-1``): one check per regex
-    group, applied to the group that matched (one regex, several forms). A match that fails its check is tried again one character
-    later, so a failed candidate never hides a real value it overlaps."""
+    group, applied to the group that matched (one regex, several forms). A match that
+    fails its check is tried again one character later, so a failed candidate never
+    hides a real value it overlaps."""
 
     kind: str
     pattern: re.Pattern[str]
@@ -120,13 +121,27 @@ class DetectorSet:
         self._digit = [d for d in ungated if d.needs_digit]
         self._plain_gate = _gate(self._plain) if len(self._plain) > 1 else None
         triggered = [d for d in self.detectors if d.triggers]
-        self._by_trigger: dict[str, list[int]] = {}
-        self._by_fold_trigger: dict[str, list[int]] = {}
-        for i, det in enumerate(triggered):
-            table = self._by_fold_trigger if det.fold else self._by_trigger
-            for t in det.triggers:
-                table.setdefault(t, []).append(i)
         self._triggered = triggered
+        #: trigger (lower-cased when folded, marked with a NUL) -> detectors it enables
+        self._by_trigger: dict[str, set[int]] = {}
+        for i, det in enumerate(triggered):
+            for t in det.triggers:
+                self._by_trigger.setdefault("\0" + t.lower() if det.fold else t, set()).add(i)
+        case = sorted({t for t in self._by_trigger if not t.startswith("\0")}, key=len, reverse=True)
+        fold = sorted({t[1:] for t in self._by_trigger if t.startswith("\0")}, key=len, reverse=True)
+        # one zero-width scan finds, at every position, the longest trigger starting there;
+        # the shorter triggers it contains are added from a precomputed table
+        self._case_re = re.compile("(?=(" + "|".join(map(re.escape, case)) + "))") if case else None
+        self._fold_re = re.compile("(?=(" + "|".join(map(re.escape, fold)) + "))", re.I) if fold else None
+        self._enables: dict[str, frozenset[int]] = {}
+        for key in self._by_trigger:
+            marker, word = ("\0", key[1:]) if key.startswith("\0") else ("", key)
+            pool = fold if marker else case
+            enabled: set[int] = set()
+            for other in pool:
+                if other in word:
+                    enabled |= self._by_trigger[marker + other]
+            self._enables[key] = frozenset(enabled)
 
     def candidates(self, text: str) -> list[Finding]:
         out: list[Finding] = []
@@ -138,14 +153,13 @@ class DetectorSet:
             for det in self._digit:
                 _scan_one(text, det, out)
         chosen: set[int] = set()
-        for t, idx in self._by_trigger.items():
-            if t in text:
-                chosen.update(idx)
-        if self._by_fold_trigger:
-            lowered = text.lower()
-            for t, idx in self._by_fold_trigger.items():
-                if t in lowered:
-                    chosen.update(idx)
+        enables = self._enables
+        if self._case_re is not None:
+            for word in set(self._case_re.findall(text)):
+                chosen |= enables[word]
+        if self._fold_re is not None:
+            for word in set(self._fold_re.findall(text)):
+                chosen |= enables["\0" + word.lower()]
         for i in sorted(chosen):
             det = self._triggered[i]
             if has_digit or not det.needs_digit:

@@ -16,7 +16,7 @@ from . import checks
 from .detectors import PERSONAL, Detector
 
 _FILE_EXTENSIONS = frozenset(
-    "png jpg jpeg gif svg webp bmp ico css js ts json py txt md html xml yaml yml csv pdf zip".split()
+    "png jpg jpeg gif svg webp bmp ico css js ts json py txt md html xml yaml yml csv pdf zip".split()  # noqa: SIM905
 )
 
 

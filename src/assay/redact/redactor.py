@@ -14,6 +14,7 @@ see ``key_kinds``); such values are then also replaced wherever they recur in th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -83,7 +84,9 @@ class Redactor:
     known to be secret (API keys given as options): always replaced, with their masked
     echoes and long fragments (see :func:`assay.redact.scrub`), as kind ``SECRET``."""
 
-    def __init__(self, config: RedactConfig | Mapping[str, Any] | None = None, *, secrets: Iterable[str] = ()):
+    def __init__(
+        self, config: RedactConfig | Mapping[str, Any] | None = None, *, secrets: Iterable[str] = ()
+    ):
         self.config = parse_config(config)
         self.secrets = usable_secrets(secrets)
         self._categories: dict[str, Category] = {k: c for k, (c, _) in known_kinds().items()}
@@ -101,9 +104,7 @@ class Redactor:
                 self._normalizers.setdefault(det.kind, det.normalize)
         self._allow = frozenset(self.config.allow)
         self._secret_keys = {normalize_name(k) for k in self.config.secret_keys}
-        self._key_kinds = {
-            normalize_name(k): v for k, v in self.config.key_kinds.items() if self.enabled(v)
-        }
+        self._key_kinds = {normalize_name(k): v for k, v in self.config.key_kinds.items() if self.enabled(v)}
 
     def _all_detectors(self) -> list[Detector]:
         dets = [*builtin_detectors(), *personal_detectors()]
@@ -154,14 +155,20 @@ class Redactor:
             cached = self._cache[text] = tuple(self._set.candidates(text))
         return list(cached)
 
-    def _find(self, text: str, literal_re: re.Pattern[str] | None, literals: Mapping[str, str]) -> list[Finding]:
+    def _find(
+        self, text: str, literal_re: re.Pattern[str] | None, literals: Mapping[str, str]
+    ) -> list[Finding]:
         found = self._candidates(text)
         if self.secrets:
-            found.extend(Finding(s, e, "SECRET", "secret", _KNOWN_SECRET) for s, e in secret_spans(text, self.secrets))
+            found.extend(
+                Finding(s, e, "SECRET", "secret", _KNOWN_SECRET) for s, e in secret_spans(text, self.secrets)
+            )
         if literal_re is not None:
             for m in literal_re.finditer(text):
                 kind = literals[m.group()]
-                found.append(Finding(m.start(), m.end(), kind, self._categories.get(kind, "custom"), _LITERAL))
+                found.append(
+                    Finding(m.start(), m.end(), kind, self._categories.get(kind, "custom"), _LITERAL)
+                )
         if self._allow and found:
             found = [f for f in found if text[f.start : f.end] not in self._allow]
         return resolve(found)
@@ -294,19 +301,17 @@ class RedactionSession:
             elif isinstance(item, (list, tuple)):
                 stack.extend(v for v in item if type(v) not in _SCALARS)
             elif isinstance(item, str) and _looks_like_json(item):
-                try:  # a tool output holding JSON text: its keys count too
+                with contextlib.suppress(ValueError):  # a tool output holding JSON text: its keys count too
                     stack.append(json.loads(item))
-                except ValueError:
-                    pass
         if added:
             ordered = sorted(self._literals, key=len, reverse=True)
-            self._literal_re = re.compile(
-                "|".join(rf"(?<![\w@.-]){re.escape(v)}(?![\w@-])" for v in ordered)
-            )
+            self._literal_re = re.compile("|".join(rf"(?<![\w@.-]){re.escape(v)}(?![\w@-])" for v in ordered))
 
     def _literal_ok(self, value: str) -> bool:
         v = value.strip()
-        return len(v) >= _MIN_LITERAL and v == value and not is_placeholder(v) and v not in self.redactor._allow
+        return (
+            len(v) >= _MIN_LITERAL and v == value and not is_placeholder(v) and v not in self.redactor._allow
+        )
 
     # -- walking -------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ _MASKED = re.compile(
     r"(?P<tail>[A-Za-z0-9_+/=-]*)"
 )
 _MASK_HINTS = ("***", "...", "…", "••", "xxxx", "XXXX", "####")
-_TOKEN = re.compile(r"[A-Za-z0-9_+/=-]{%d,}" % MIN_FRAGMENT)
+_TOKEN = re.compile(rf"[A-Za-z0-9_+/=-]{{{MIN_FRAGMENT},}}")
 
 
 def _variants(secret: str) -> set[str]:
