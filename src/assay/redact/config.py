@@ -225,14 +225,12 @@ class RedactConfig(BaseModel):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"custom patterns named twice: {', '.join(dupes)}")
-        known = set(known_kinds()) | set(names) | set(self.key_kinds.values())
-        unknown = sorted(k for k in self.kinds if k not in known)
-        if unknown:
-            raise ValueError(
-                f"unknown kind {', '.join(unknown)} (known: {', '.join(sorted(known))}; "
-                "custom kinds are declared under patterns)"
-            )
         return self
+
+    def unknown_kinds(self) -> list[str]:
+        """Names under ``kinds`` that no detector, pattern or key reports."""
+        known = set(known_kinds()) | {p.name for p in self.patterns} | set(self.key_kinds.values())
+        return sorted(k for k in self.kinds if k not in known)
 
     def kind(self, name: str) -> KindConfig:
         setting = self.kinds.get(name)
@@ -256,17 +254,30 @@ def parse_config(data: Any, located: Located | None = None) -> RedactConfig:
     """A config from parsed data; problems located when ``located`` is given."""
     if data is None:
         data = {}
-    if isinstance(data, RedactConfig):
-        return data
     where = located or Located("<config>")
-    if not isinstance(data, Mapping):
+    if isinstance(data, RedactConfig):
+        config = data
+    elif not isinstance(data, Mapping):
         raise RedactConfigError(
             [Problem(where.file, where.line(()), "", "a redaction config must be a mapping")]
         )
-    try:
-        return RedactConfig.model_validate(data)
-    except ValidationError as exc:
-        raise RedactConfigError(validation_problems(exc, where)) from None
+    else:
+        try:
+            config = RedactConfig.model_validate(data)
+        except ValidationError as exc:
+            raise RedactConfigError(validation_problems(exc, where)) from None
+    unknown = config.unknown_kinds()
+    if unknown:
+        known = ", ".join(sorted(set(known_kinds()) | {p.name for p in config.patterns}))
+        raise RedactConfigError(
+            [
+                where.problem(
+                    ("kinds", name), f"unknown kind (known: {known}; custom kinds go under patterns)"
+                )
+                for name in unknown
+            ]
+        )
+    return config
 
 
 def load_config(path: str | Path) -> RedactConfig:

@@ -256,7 +256,8 @@ def builtin_detectors() -> list[Detector]:
             "AUTH_TOKEN",
             _c(
                 r"\b(?:proxy-)?authorization(?:\\{0,3}[\"'])?\s*[:=]\s*(?:\\{0,3}[\"'])?"
-                r"(?:(?:bearer|basic|token|digest|apikey|bot|key)\s+)?([A-Za-z0-9._~+/:=-]{6,})",
+                r"(?:(?:bearer|basic|token|digest|apikey|bot|key)\s+)?"
+                r"(?!(?:bearer|basic|token|digest|apikey|bot|key)\b)([A-Za-z0-9._~+/:=-]{6,})",
                 re.I,
             ),
             "secret",

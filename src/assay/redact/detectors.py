@@ -3,14 +3,14 @@ that turns a text into non-overlapping findings.
 
 A scan runs every enabled detector whose cheap preconditions hold (the text has a digit
 when the detector needs one; one of its trigger substrings occurs), keeps the matches
-that pass the detector's check, then resolves overlaps: the longest match wins, and
-between matches of equal length the more specific detector (higher ``priority``).
+that pass the detector's check, then resolves overlaps: overlapping matches become one
+finding covering all of them, of the kind of the longest match (between matches of
+equal length, of the more specific detector: higher ``priority``).
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -194,21 +194,32 @@ def _scan_one(text: str, det: Detector, out: list[Finding]) -> None:
 
 
 def resolve(found: Sequence[Finding]) -> list[Finding]:
-    """Non-overlapping findings in text order: longest first, then most specific."""
+    """Non-overlapping findings in text order. Overlapping findings become one: its span
+    covers them all (nothing any detector found is left), its kind is that of the longest
+    (then most specific) of them."""
     if len(found) <= 1:
         return list(found)
-    ranked = sorted(found, key=lambda f: (-f.length, -f.priority, f.start))
-    starts: list[int] = []
-    kept: dict[int, Finding] = {}
-    for f in ranked:
-        i = bisect_left(starts, f.start)
-        if i < len(starts) and starts[i] < f.end:
-            continue  # a kept finding starts inside this one
-        if i > 0 and kept[starts[i - 1]].end > f.start:
-            continue  # the kept finding before this one reaches into it
-        insort(starts, f.start)
-        kept[f.start] = f
-    return [kept[s] for s in starts]
+    ordered = sorted(found, key=lambda f: (f.start, -f.end))
+    out: list[Finding] = []
+    group = [ordered[0]]
+    end = ordered[0].end
+    for f in ordered[1:]:
+        if f.start < end:
+            group.append(f)
+            end = max(end, f.end)
+            continue
+        out.append(_merge(group, end))
+        group, end = [f], f.end
+    out.append(_merge(group, end))
+    return out
+
+
+def _merge(group: list[Finding], end: int) -> Finding:
+    best = min(group, key=lambda f: (-f.length, -f.priority, f.start))
+    start = group[0].start
+    if start == best.start and end == best.end:
+        return best
+    return Finding(start, end, best.kind, best.category, best.priority, best.normalize)
 
 
 def scan(text: str, detectors: Iterable[Detector]) -> list[Finding]:

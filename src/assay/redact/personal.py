@@ -81,7 +81,7 @@ _SUFFIX = (
 )
 _UNIT = r"(?:,?\s+(?i:Apt|Apartment|Suite|Ste|Unit|Floor|Fl|Room|Rm|#)\.?\s*#?[A-Za-z0-9-]{1,6}\b)?"
 _UK_POSTCODE = r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}"
-_CITY = r"[A-Z][A-Za-z.'’-]*(?:\s+[A-Z][A-Za-z.'’-]*){0,3}"
+_CITY = r"[A-Z][a-z][A-Za-z.'’-]*(?:\s+[A-Z][a-z][A-Za-z.'’-]*){0,3}"
 _US_TAIL = (
     rf"(?:,\s*{_CITY}(?:,\s*[A-Z]{{2}}(?:\s+\d{{5}}(?:-\d{{4}})?)?|\s+[A-Z]{{2}}\s+\d{{5}}(?:-\d{{4}})?"
     rf"|,?\s+{_UK_POSTCODE}\b)?)?"
@@ -122,7 +122,7 @@ def personal_detectors() -> list[Detector]:
         Detector(
             "EMAIL",
             _c(
-                r"(?<![\w.+%-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
+                r"(?<![\w.+%!#$&'*/=?^`{|}~-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
                 r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![\w-])"
             ),
             "personal",
@@ -145,7 +145,10 @@ def personal_detectors() -> list[Detector]:
         # North American: (415) 555-0134, 415-555-0134, 415.555.0134, 1-415-555-0134
         Detector(
             "PHONE",
-            _c(r"(?<![\w+.-])(?:1[ .-]?)?(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}(?![\w-]|\.\d)"),
+            _c(
+                r"(?<![\w+.-])(?<!\d[ .])(?:1[ .-]?)?(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}"
+                r"(?![\w-]|\.\d)"
+            ),
             "personal",
             check=_nanp_ok,
             priority=p,
@@ -155,7 +158,7 @@ def personal_detectors() -> list[Detector]:
         # national with trunk 0: 020 7946 0958, 07700 900123, 01 23 45 67 89, 030 12345678
         Detector(
             "PHONE",
-            _c(r"(?<![\w+.,/-])\(?0\d{1,4}\)?(?:[ ./-]\d{2,8}){1,4}(?![\w-]|[.,/]\d)"),
+            _c(r"(?<![\w+.,/-])(?<!\d[ .])\(?0[1-9]\d{0,3}\)?(?:[ ./-]\d{2,8}){1,4}(?![\w-]|[.,/]\d)"),
             "personal",
             check=checks.digit_count(9, 12),
             priority=p - 1,
