@@ -59,3 +59,13 @@ def test_clean_retail_transcripts_have_no_false_positives(redactor: Redactor) ->
     assert fp.rate == 0.0
     # and every occurrence of them is gone
     assert fp.personal_occurrences > 300 and fp.personal_left == 0
+
+
+def test_the_false_positive_measurement_can_fail() -> None:
+    # a custom pattern that takes order ids and dates: every hit is a false positive
+    noisy = Redactor(
+        {"patterns": [{"name": "ORDER", "regex": r"#W\d{7}"}, {"name": "DAY", "regex": r"\d{4}-\d\d-\d\d"}]}
+    )
+    fp = measure_false_positives(noisy, retail_transcripts(("builtin:retail-careful",), trials=1)[:10])
+    assert fp.false["ORDER"] > 10 and fp.false["DAY"] > 0
+    assert 0 < fp.rate < 1 and fp.per_10k_words > 0

@@ -28,7 +28,10 @@ _PLACEHOLDER = re.compile(
 _CODE_REFERENCE = re.compile(
     r"^(?:os\.|self\.|cls\.|settings\.|config\.|args\.|env\.|process\.env|getenv)", re.I
 )
-_SECRET_WORDS = re.compile(r"api_?key|secret|pass|pwd|token|credential|auth", re.I)
+_SECRET_WORDS = frozenset(
+    "api key apikey secret secrets pass password passwd pwd token credential credentials auth".split()
+)
+_NAME_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
 def is_placeholder(value: str) -> bool:
@@ -40,8 +43,16 @@ def is_placeholder(value: str) -> bool:
         or v.startswith(("...", "…"))
         or _PLACEHOLDER.match(v) is not None
         or _CODE_REFERENCE.match(v) is not None
-        or (_SECRET_WORDS.search(v) is not None and v.replace(".", "_").replace("-", "_").isidentifier())
+        or _names_a_secret(v)
     )
+
+
+def _names_a_secret(value: str) -> bool:
+    """A code name that mentions a secret (``api_key``, ``self.token``, ``getPassword``,
+    ``API_KEY``), as in ``api_key=api_key``: a reference, not the value."""
+    if not value.replace(".", "_").replace("-", "_").isidentifier():
+        return False
+    return any(part.lower() in _SECRET_WORDS for part in _NAME_PARTS.findall(value))
 
 
 def _has_digit_and_letter(value: str) -> bool:
