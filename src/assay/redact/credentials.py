@@ -29,7 +29,21 @@ _CODE_REFERENCE = re.compile(
     r"^(?:os\.|self\.|cls\.|settings\.|config\.|args\.|env\.|process\.env|getenv)", re.I
 )
 _SECRET_WORDS = frozenset(
-    "api key apikey secret secrets pass password passwd pwd token credential credentials auth".split()
+    [
+        "api",
+        "key",
+        "apikey",
+        "secret",
+        "secrets",
+        "pass",
+        "password",
+        "passwd",
+        "pwd",
+        "token",
+        "credential",
+        "credentials",
+        "auth",
+    ]
 )
 _NAME_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
