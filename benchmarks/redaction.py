@@ -15,8 +15,9 @@ transcripts, speed.
   transcript's tool outputs and arguments): a replacement of such a value (or part of
   one) is a true positive by design, anything else a false positive.
   false-positive rate = false positives / all replacements; also per 10,000 words.
-- speed: a fresh Redactor over the transcripts (JSON MB/s and MB/s of the text inside),
-  best of 3, with its per-text scan cache (the default) and without it.
+- speed: a fresh Redactor over the transcripts (MB of JSON and MB of the text inside it
+  per second of this process's CPU time: on a shared machine wall time mostly measures
+  the neighbours), best of 3, with its per-text scan cache (the default) and without it.
 Everything printed is measured in this run.
 """
 
@@ -138,7 +139,7 @@ def main() -> None:
     assert isinstance(repo_text, dict)
     print(f"repository docs and sources: {repo_text['bytes'] / 1e6:.2f} MB, findings {repo_text['findings']}")
     print(
-        f"speed: retail transcripts {speed['retail_json']} MB/s of JSON "
+        f"speed (per CPU second): retail transcripts {speed['retail_json']} MB/s of JSON "
         f"({speed['retail_text']} MB/s of text); "
         f"without the scan cache {speed['retail_json_no_cache']} ({speed['retail_text_no_cache']}); "
         f"planted corpus {speed['planted_json']} MB/s of JSON"

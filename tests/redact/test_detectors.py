@@ -65,6 +65,9 @@ POSITIVES = [
     ("STRIPE=sk_live_4eC39HqLyjWDarjtT1zdp7dc", "STRIPE_ACCESS_KEY", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
     # personal data
     ("mail Jane.Doe+shop@mail.example.co.uk, thanks", "EMAIL", "Jane.Doe+shop@mail.example.co.uk"),
+    ("KeyError: {'email': 'ann@x.org'}", "EMAIL", "ann@x.org"),
+    ("GET /users?email=ann@x.org&page=2", "EMAIL", "ann@x.org"),
+    ("mailto:ann@x.org", "EMAIL", "ann@x.org"),
     ("call (415) 555-0134 now", "PHONE", "(415) 555-0134"),
     ("call +44 (0)20 7946 0958 now", "PHONE", "+44 (0)20 7946 0958"),
     ("ring 07700 900123 today", "PHONE", "07700 900123"),

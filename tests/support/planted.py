@@ -138,7 +138,17 @@ def email(rng: random.Random) -> Planted:
         ]
     )
     v = f"{local}@{rng.choice(DOMAINS)}"
-    phrase = rng.choice(["my email is {v}", "Email: {v}", "write to <{v}>", "contact {v}.", "mailto:{v}"])
+    phrase = rng.choice(
+        [
+            "my email is {v}",
+            "Email: {v}",
+            "write to <{v}>",
+            "contact {v}.",
+            "mailto:{v}",
+            "{{'email': '{v}'}}",
+            "?email={v}&x=1",
+        ]
+    )
     return Planted("EMAIL", v, phrase.format(v=v))
 
 

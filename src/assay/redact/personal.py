@@ -122,7 +122,7 @@ def personal_detectors() -> list[Detector]:
         Detector(
             "EMAIL",
             _c(
-                r"(?<![\w.+%!#$&'*/=?^`{|}~-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
+                r"(?<![\w.+%!#$&*^|~-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
                 r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![\w-])"
             ),
             "personal",

@@ -20,7 +20,7 @@ import hmac
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -44,6 +44,12 @@ _CACHE_SIZE = 20_000
 _KNOWN_SECRET = SPECIFIC + 20
 #: JSON text inside a string is read for its keys up to this size.
 _MAX_JSON_TEXT = 1_000_000
+#: ``"key": "string value"`` in JSON text.
+_JSON_PAIR = re.compile(r'"((?:[^"\\]|\\.){1,80})"\s*:\s*("(?:[^"\\]|\\.)*")')
+#: Characters that may not touch a repeated value (it must stand as a whole word; a
+#: full stop may follow it).
+_WORDISH_AFTER = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@-")
+_WORDISH_BEFORE = _WORDISH_AFTER | {"."}
 #: Types returned as they are (checked first: most leaves of a transcript are these).
 _SCALARS = frozenset({float, bool, type(None)})
 _LITERAL = SPECIFIC + 10
@@ -143,7 +149,7 @@ class Redactor:
 
     def find(self, text: str) -> list[Finding]:
         """Where ``text`` holds sensitive values: non-overlapping, in text order."""
-        return self._find(text, None, {})
+        return self._find(text)
 
     def _candidates(self, text: str) -> list[Finding]:
         if len(text) > _CACHE_TEXT:
@@ -155,20 +161,21 @@ class Redactor:
             cached = self._cache[text] = tuple(self._set.candidates(text))
         return list(cached)
 
-    def _find(
-        self, text: str, literal_re: re.Pattern[str] | None, literals: Mapping[str, str]
-    ) -> list[Finding]:
+    def _find(self, text: str, literals: Sequence[tuple[str, str]] = ()) -> list[Finding]:
         found = self._candidates(text)
         if self.secrets:
             found.extend(
                 Finding(s, e, "SECRET", "secret", _KNOWN_SECRET) for s, e in secret_spans(text, self.secrets)
             )
-        if literal_re is not None:
-            for m in literal_re.finditer(text):
-                kind = literals[m.group()]
-                found.append(
-                    Finding(m.start(), m.end(), kind, self._categories.get(kind, "custom"), _LITERAL)
-                )
+        for value, kind in literals:
+            start = text.find(value)
+            while start >= 0:
+                end = start + len(value)
+                if (start == 0 or text[start - 1] not in _WORDISH_BEFORE) and (
+                    end == len(text) or text[end] not in _WORDISH_AFTER
+                ):
+                    found.append(Finding(start, end, kind, self._categories.get(kind, "custom"), _LITERAL))
+                start = text.find(value, start + 1)
         if self._allow and found:
             found = [f for f in found if text[f.start : f.end] not in self._allow]
         return resolve(found)
@@ -217,7 +224,7 @@ class RedactionSession:
         self._numbers: dict[str, dict[str, int]] = {}
         self._counts: Counter[str] = Counter()
         self._literals: dict[str, str] = {}
-        self._literal_re: re.Pattern[str] | None = None
+        self._literal_list: list[tuple[str, str]] = []
 
     @property
     def counts(self) -> dict[str, int]:
@@ -261,7 +268,7 @@ class RedactionSession:
         """``text`` with every sensitive value replaced."""
         if len(text) < 3:
             return text
-        findings = self.redactor._find(text, self._literal_re, self._literals)
+        findings = self.redactor._find(text, self._literal_list)
         if not findings:
             return text
         parts, pos = [], 0
@@ -301,11 +308,18 @@ class RedactionSession:
             elif isinstance(item, (list, tuple)):
                 stack.extend(v for v in item if type(v) not in _SCALARS)
             elif isinstance(item, str) and _looks_like_json(item):
-                with contextlib.suppress(ValueError):  # a tool output holding JSON text: its keys count too
-                    stack.append(json.loads(item))
+                # a tool output holding JSON text: its "key": "value" pairs count too
+                for m in _JSON_PAIR.finditer(item):
+                    raw_key, raw_value = m.groups()
+                    with contextlib.suppress(ValueError):
+                        kind = key_kind(json.loads(f'"{raw_key}"') if "\\" in raw_key else raw_key)
+                        if kind:
+                            v = json.loads(raw_value)
+                            if v not in self._literals and self._literal_ok(v):
+                                self._literals[v] = kind
+                                added = True
         if added:
-            ordered = sorted(self._literals, key=len, reverse=True)
-            self._literal_re = re.compile("|".join(rf"(?<![\w@.-]){re.escape(v)}(?![\w@-])" for v in ordered))
+            self._literal_list = sorted(self._literals.items(), key=lambda kv: len(kv[0]), reverse=True)
 
     def _literal_ok(self, value: str) -> bool:
         v = value.strip()
