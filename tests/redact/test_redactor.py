@@ -185,3 +185,50 @@ def test_config_errors_are_assay_errors() -> None:
         Redactor({"colour": "blue"})
     with pytest.raises(RedactConfigError, match="must contain"):
         Redactor({"placeholder": "<{kind}>"})
+
+
+def test_parts_of_a_record_get_their_own_flags_and_shared_pseudonyms() -> None:
+    session = Redactor().session()
+    first = session.redact_part({"name": "llm", "attributes": {"input": f"mail {EMAIL_A}"}})
+    plain = session.redact_part({"name": "tool", "attributes": {"output": "ok"}})
+    again = session.redact_part({"name": "user", "attributes": {"text": f"{EMAIL_B} / {EMAIL_A}"}})
+    assert first.redacted and first.counts == {"EMAIL": 1}
+    assert not plain.redacted and plain.counts == {}
+    assert again.value["attributes"]["text"] == "<EMAIL_2> / <EMAIL_1>" and again.counts == {"EMAIL": 2}
+    assert session.counts == {"EMAIL": 3}
+
+
+def test_objects_that_are_not_json_like_are_refused() -> None:
+    from dataclasses import dataclass
+
+    @dataclass
+    class Span:
+        text: str
+
+    r = Redactor()
+    for obj in (Span(EMAIL_A), {"raw": EMAIL_A.encode()}):
+        with pytest.raises(TypeError, match="JSON-like"):
+            r.redact(obj)
+
+
+def test_without_detect_secrets_the_built_in_detectors_still_run(monkeypatch) -> None:
+    import sys
+
+    from assay.redact import credentials, kinds
+
+    for name in [m for m in sys.modules if m.startswith("detect_secrets")]:
+        monkeypatch.setitem(sys.modules, name, None)  # importing it now raises ImportError
+    monkeypatch.setitem(sys.modules, "detect_secrets", None)
+    credentials.detect_secrets_detectors.cache_clear()
+    kinds.detect_secrets_kinds.cache_clear()
+    try:
+        r = Redactor()
+        assert all(d.source != "detect-secrets" for d in r.detectors)
+        assert "STRIPE_ACCESS_KEY" not in r.kinds
+        out = r.redact(f"{EMAIL_A} ghp_{'a1B2c3D4e5' * 3}F6g7h8 STRIPE=sk_live_4eC39HqLyjWDarjtT1zdp7dc")
+        assert out.counts == {"EMAIL": 1, "GITHUB_TOKEN": 1}
+    finally:
+        credentials.detect_secrets_detectors.cache_clear()
+        kinds.detect_secrets_kinds.cache_clear()
+    monkeypatch.undo()
+    assert "STRIPE_ACCESS_KEY" in Redactor().kinds

@@ -21,7 +21,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, is_dataclass
 from typing import Any, Generic, TypeVar
 
 from .config import RedactConfig, parse_config, resolve_check
@@ -281,9 +281,19 @@ class RedactionSession:
 
     def redact(self, obj: Any) -> Any:
         """A redacted copy of ``obj``: strings, and dicts/lists/tuples of them at any depth
-        (other values are returned as they are; large integers are checked as text)."""
+        (numbers, booleans, None and other plain values are returned as they are; large
+        integers are checked as text). Dataclass and pydantic objects and bytes raise
+        TypeError: dump them to JSON-like data (``mode="json"``) or decode them first."""
         self._harvest(obj)
         return self._walk(obj, None)
+
+    def redact_part(self, obj: Any) -> Redaction[Any]:
+        """Redact one part of the record (a span, a message) with the record's pseudonyms;
+        the counts are this part's, so the part can carry its own ``redacted`` flag."""
+        before = Counter(self._counts)
+        value = self.redact(obj)
+        counts = {k: n - before[k] for k, n in self._counts.items() if n > before[k]}
+        return Redaction(value, counts, {})
 
     # -- values found under keys ---------------------------------------------------------
 
@@ -361,4 +371,9 @@ class RedactionSession:
                 text = str(obj)
                 redacted = self._whole(text, key_kind) if key_kind else self.redact_text(text)
                 return obj if redacted == text else redacted
+        if isinstance(obj, (bytes, bytearray)) or is_dataclass(obj) or hasattr(obj, "model_dump"):
+            raise TypeError(
+                f"redact takes JSON-like data (str, dict, list, numbers): got {type(obj).__name__}; "
+                "dump it first (dataclasses.asdict, pydantic .model_dump(mode='json'), bytes.decode())"
+            )
         return obj
