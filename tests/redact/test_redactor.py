@@ -214,12 +214,12 @@ def test_objects_that_are_not_json_like_are_refused() -> None:
 def test_without_detect_secrets_the_built_in_detectors_still_run(monkeypatch) -> None:
     import sys
 
-    from assay.redact import credentials, kinds
+    from assay.redact import detectsecrets, kinds
 
     for name in [m for m in sys.modules if m.startswith("detect_secrets")]:
         monkeypatch.setitem(sys.modules, name, None)  # importing it now raises ImportError
     monkeypatch.setitem(sys.modules, "detect_secrets", None)
-    credentials.detect_secrets_detectors.cache_clear()
+    detectsecrets.detect_secrets_detectors.cache_clear()
     kinds.detect_secrets_kinds.cache_clear()
     try:
         r = Redactor()
@@ -228,7 +228,7 @@ def test_without_detect_secrets_the_built_in_detectors_still_run(monkeypatch) ->
         out = r.redact(f"{EMAIL_A} ghp_{'a1B2c3D4e5' * 3}F6g7h8 STRIPE=sk_live_4eC39HqLyjWDarjtT1zdp7dc")
         assert out.counts == {"EMAIL": 1, "GITHUB_TOKEN": 1}
     finally:
-        credentials.detect_secrets_detectors.cache_clear()
+        detectsecrets.detect_secrets_detectors.cache_clear()
         kinds.detect_secrets_kinds.cache_clear()
     monkeypatch.undo()
     assert "STRIPE_ACCESS_KEY" in Redactor().kinds

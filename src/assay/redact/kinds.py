@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .credentials import detect_secrets_detectors
 from .detectors import Category
+from .detectsecrets import detect_secrets_detectors
 
 #: Built-in kinds: name -> (category, description).
 BUILTIN_KINDS: dict[str, tuple[Category, str]] = {
