@@ -206,8 +206,8 @@ def test_credentials_are_stored_as_names_only(tmp_path: Path) -> None:
         model_options={"api_key": "sk-test-PLANTED123", "rpm": 10},
         judge_options={"token": "tok-PLANTED456"},
     )
-    assert run.info.spec.model_options == {"api_key": "<redacted>", "rpm": 10}
-    assert run.info.spec.judge_options == {"token": "<redacted>"}
+    assert run.info.spec.model_options == {"api_key": "<SECRET>", "rpm": 10}
+    assert run.info.spec.judge_options == {"token": "<SECRET>"}
     run.store.close()
     data = db.read_bytes()
     assert b"PLANTED123" not in data and b"PLANTED456" not in data

@@ -18,7 +18,8 @@ from .results import (
     TrialResult,
     reward_of,
 )
-from .spec import DecideSpec, RunSpec, is_secret_option, redact_options
+from .secrets import is_secret_option, mask_options, secret_values
+from .spec import DecideSpec, RunSpec
 from .task import (
     SPLITS,
     STRATA,
@@ -76,7 +77,8 @@ __all__ = [
     "derive_seed",
     "import_object",
     "is_secret_option",
-    "redact_options",
+    "mask_options",
     "reward_of",
+    "secret_values",
     "stable_hash",
 ]

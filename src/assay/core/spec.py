@@ -10,26 +10,15 @@ cassettes, the store) says how the run is carried out.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .secrets import MASK, mask_options, secret_values
+
 SPEC_SCHEMA = "assay.run-spec/1"
-REDACTED = "<redacted>"
-
-#: Option names whose values are credentials: stored as names only, never as values.
-_SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|passwd|authori[sz]ation|credential)", re.I)
-
-
-def is_secret_option(name: str) -> bool:
-    """Whether an option called ``name`` carries a credential (``api_key``, ``token``...)."""
-    return bool(_SECRET_NAME.search(name))
-
-
-def redact_options(options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` with the values of credential-bearing names replaced by a marker."""
-    return {k: (REDACTED if is_secret_option(k) and v is not None else v) for k, v in options.items()}
+#: What a stored spec holds in place of a credential's value.
+REDACTED = MASK
 
 
 class _Strict(BaseModel):
@@ -131,16 +120,11 @@ class RunSpec(_Strict):
         """This spec as it is stored: credential values replaced by a marker."""
         return self.model_copy(
             update={
-                "model_options": redact_options(self.model_options),
-                "judge_options": redact_options(self.judge_options),
+                "model_options": mask_options(self.model_options),
+                "judge_options": mask_options(self.judge_options),
             }
         )
 
     def secrets(self) -> list[str]:
         """Credential values the spec carries (to scrub from anything a run writes)."""
-        return [
-            str(v)
-            for options in (self.model_options, self.judge_options)
-            for k, v in options.items()
-            if is_secret_option(k) and v
-        ]
+        return secret_values({"model": self.model_options, "judge": self.judge_options})

@@ -18,12 +18,12 @@ See ``docs/redaction.md`` for the kinds, the config format, guarantees and limit
 
 from __future__ import annotations
 
+from ..core.secrets import MASK, is_secret_option, mask_options, normalize_name, secret_values
 from .config import DEFAULT_KEY_KINDS, KindConfig, PatternConfig, RedactConfig, RedactConfigError, load_config
 from .credentials import is_placeholder
 from .detectors import Detector, Finding
 from .detectsecrets import detect_secrets_version
 from .kinds import BUILTIN_KINDS, known_kinds
-from .options import MASK, is_secret_option, mask_options, normalize_name, secret_values
 from .redactor import Redaction, RedactionSession, Redactor
 from .scrub import SCRUBBED, scrub, secret_spans
 

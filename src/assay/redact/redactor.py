@@ -24,12 +24,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, is_dataclass
 from typing import Any, Generic, TypeVar
 
+from ..core.secrets import is_secret_option, normalize_name
 from .config import RedactConfig, parse_config, resolve_check
 from .credentials import builtin_detectors, is_placeholder
 from .detectors import SPECIFIC, Category, Detector, DetectorSet, Finding, resolve
 from .detectsecrets import detect_secrets_detectors
 from .kinds import known_kinds
-from .options import is_secret_option, normalize_name
 from .personal import personal_detectors
 from .scrub import secret_spans, usable_secrets
 

@@ -3,7 +3,8 @@
 ``is_secret_option("api_key")`` is true, ``is_secret_option("max_tokens")`` false, so a
 run spec can keep every option's name and drop the values of secret-bearing ones
 (:func:`mask_options`), and pass those values to :func:`assay.redact.scrub`
-(:func:`secret_values`).
+(:func:`secret_values`). Pure functions over names: the run spec (core) and the
+redaction library (:mod:`assay.redact`) both use them.
 """
 
 from __future__ import annotations
