@@ -10,7 +10,7 @@ from typing import Any
 from assay.core.messages import Message, ToolSpec
 from assay.errors import SpecError
 
-from .provider import PerLoopClients, as_dict, split_known
+from .provider import PerLoopClients, as_dict, split_known, stream_observer
 from .types import GenerateConfig, RawResult, Usage, build_tool_calls
 
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -259,10 +259,14 @@ class AnthropicProvider:
         events = await create(**known, stream=True, extra_body=extra or None, timeout=timeout)
         acc = AnthropicStream()
         ttft: float | None = None
+        observe = stream_observer()
         try:
             async for ev in events:
-                if acc.add(as_dict(ev)) and ttft is None:
-                    ttft = time.perf_counter() - t0
+                if acc.add(as_dict(ev)):
+                    at = time.perf_counter() - t0
+                    ttft = at if ttft is None else ttft
+                    if observe is not None:
+                        observe(at)
         finally:
             await events.close()
         result = acc.result(ttft)

@@ -11,7 +11,7 @@ from typing import Any
 from assay.core.messages import Message, ToolSpec
 from assay.errors import SpecError
 
-from .provider import PerLoopClients, as_dict, split_known
+from .provider import PerLoopClients, as_dict, split_known, stream_observer
 from .types import GenerateConfig, RawResult, Usage, build_tool_calls
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -236,10 +236,14 @@ class OpenAIProvider:
             return result
         acc = OpenAIStream()
         ttft: float | None = None
+        observe = stream_observer()
         try:
             async for chunk in response:
-                if acc.add(as_dict(chunk)) and ttft is None:
-                    ttft = time.perf_counter() - t0
+                if acc.add(as_dict(chunk)):
+                    at = time.perf_counter() - t0
+                    ttft = at if ttft is None else ttft
+                    if observe is not None:
+                        observe(at)
         finally:
             close = getattr(response, "close", None) or getattr(response, "aclose", None)
             if close is not None:
