@@ -221,6 +221,10 @@ class AnthropicProvider:
         _ = client.messages  # import the resource now, not inside a timed request
         return client
 
+    def warm(self) -> None:
+        """Build this loop's client (SDK imports included) before a request is timed."""
+        self._clients.get()
+
     def build_request(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], config: GenerateConfig
     ) -> dict[str, Any]:

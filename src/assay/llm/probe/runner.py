@@ -68,6 +68,9 @@ async def run_probe(
     )
     per_request = worst_case_cost(llm.pricing, request, config.max_tokens)
     guard = Guard(config.max_requests, config.max_cost_usd, per_request)
+    warm = getattr(provider, "warm", None)
+    if callable(warm):
+        warm()  # SDK imports and client set-up now, not inside the first timed request
     session = Session(provider, request, config, llm.pricing, guard)
     if sleep is not None:
         session.sleep = sleep
