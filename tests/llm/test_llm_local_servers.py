@@ -125,7 +125,9 @@ async def test_litellm_matches_openai(
     [pytest.param("openai:gpt-4o", {}, id="openai"), *litellm_specs()],
 )
 @pytest.mark.parametrize("stream", [False, True])
-async def test_a_server_without_usage_leaves_it_missing(spec: str, options: dict[str, Any], stream: bool) -> None:
+async def test_a_server_without_usage_leaves_it_missing(
+    spec: str, options: dict[str, Any], stream: bool
+) -> None:
     """Missing, never zero and never an estimate (LiteLLM fills in zeros, or its own
     token count when streaming: assay drops those)."""
     with FakeLLMServer(answer, stream_usage="never") as server:

@@ -70,7 +70,11 @@ async def test_ramp_finds_where_429s_start() -> None:
     there estimates the limit (within 15%), and the clean levels serve their demand.
     Runtime about 6.5 s."""
     with FakeLLMServer(
-        counting, latency=LatencyProfile(0.2, 0.0), tokens_per_s=50, rate_limit_rpm=420, rate_limit_window_s=1.0
+        counting,
+        latency=LatencyProfile(0.2, 0.0),
+        tokens_per_s=50,
+        rate_limit_rpm=420,
+        rate_limit_window_s=1.0,
     ) as server:
         result = await probe(server, mode="ramp", max_tokens=11, step_s=2.0, max_requests=120)
     ramp = result.ramp
