@@ -148,8 +148,8 @@ class OpenAIStream:
             if slot is None or (call_id and known and known != call_id):
                 slot = self._slots[index] = len(self.calls)
             return slot
-        for i, slot in self.calls.items():
-            if call_id and slot["id"] == call_id:
+        for i, call in self.calls.items():
+            if call_id and call["id"] == call_id:
                 return i
         if call_id or not self.calls:
             return max(self.calls, default=-1) + 1
