@@ -269,27 +269,40 @@ def probes(
     if not table_doc["rows"]:
         out.print("no probes stored yet (run: assay probe MODEL)")
         return
-    shown = [c for c in table_doc["columns"] if c["key"] not in ("probe_id", "created_at")]
-    table = Table(title="model probes (newest first)", show_edge=False)
-    for c in shown:
-        table.add_column(
-            c["label"], justify="left" if c["key"] in ("model", "mode", "stopped_by") else "right"
-        )
+    short = {
+        "model": "model",
+        "mode": "mode",
+        "requests": "req",
+        "error_rate": "err",
+        "ttft_p50_s": "TTFT p50",
+        "tokens_per_s_p50": "tok/s",
+        "e2e_p95_s": "e2e p95",
+        "sustainable_rpm": "req/min",
+        "rate_limit_rpm": "limit/min",
+        "uptime": "uptime",
+        "cost_usd": "cost",
+        "stopped_by": "stopped by",
+    }
+    units = {c["key"]: c["unit"] for c in table_doc["columns"]}
+    table = Table(title="model probes (newest first; all columns in --json)", show_edge=False)
+    for key, label in short.items():
+        left = key in ("model", "mode", "stopped_by")
+        table.add_column(label, justify="left" if left else "right", no_wrap=key in ("model", "stopped_by"))
     for row in table_doc["rows"]:
         cells = []
-        for c in shown:
-            v = row[c["key"]]
+        for key in short:
+            v, unit = row[key], units[key]
             if v is None:
                 cells.append("–")
-            elif c["unit"] == "s":
+            elif unit == "s":
                 cells.append(_s(v))
-            elif c["unit"] == "share":
+            elif unit == "share":
                 cells.append(f"{v:.1%}")
-            elif c["unit"] == "USD":
+            elif unit == "USD":
                 cells.append(f"${v:.4f}")
             elif isinstance(v, float):
-                cells.append(f"{v:,.1f}")
+                cells.append(f"{v:,.0f}" if v >= 100 else f"{v:.1f}")
             else:
-                cells.append(str(v))
+                cells.append(str(v).replace("_", " ") if key == "stopped_by" else str(v))
         table.add_row(*cells)
     out.print(table)
