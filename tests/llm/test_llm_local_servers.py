@@ -174,3 +174,21 @@ def test_litellm_import_stays_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)
     get_model("litellm:openai/gpt-4o")
     assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+
+
+def test_running_usage_totals_keep_the_last() -> None:
+    """vLLM with ``continuous_usage_stats`` sends running totals on every chunk."""
+    from assay.llm.openai_provider import OpenAIStream
+
+    acc = OpenAIStream()
+    for i, piece in enumerate(["Hel", "lo", "!"], start=1):
+        acc.add(
+            {
+                "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+                "usage": {"prompt_tokens": 12, "completion_tokens": i, "total_tokens": 12 + i},
+            }
+        )
+    acc.add({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": None})
+    result = acc.result(None)
+    assert result.text == "Hello!" and result.finish_reason == "stop"
+    assert result.usage is not None and (result.usage.input_tokens, result.usage.output_tokens) == (12, 3)
