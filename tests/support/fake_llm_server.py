@@ -50,7 +50,6 @@ import contextlib
 import json
 import math
 import random
-import re
 import threading
 import time
 from collections import deque
@@ -59,6 +58,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .fake_llm_pacing import LatencyProfile, Pacer, word_tokens
 from .fake_llm_replies import (
     FakeToolCall,
     FakeUsage,
@@ -100,50 +100,6 @@ class Fault:
     rate_limit: bool = False
     """A 429 of the server's rate limit: ``Retry-After`` in whole seconds plus an exact
     ``retry-after-ms``."""
-
-
-@dataclass(frozen=True)
-class LatencyProfile:
-    """Time to first token of every answer: uniform in ``ttft_s ± jitter_s``, drawn from a
-    ``random.Random(seed)`` in the order requests arrive."""
-
-    ttft_s: float
-    jitter_s: float = 0.0
-    seed: int = 0
-
-
-_WORD_TOKEN = re.compile(r"\s*\S+|\s+")
-
-
-def word_tokens(text: str) -> list[str]:
-    """``"a bb c"`` → ``["a", " bb", " c"]``: the tokens streamed under ``tokens_per_s``."""
-    return _WORD_TOKEN.findall(text)
-
-
-class _Pacer:
-    """When the pieces of one answer go out: the first after the (sampled) time to first
-    token, the next ones ``chunk_delay_s`` apart, or, under a token rate, at
-    ``first + i / rate`` against the clock."""
-
-    def __init__(self, wait: Any, first_delay_s: float, chunk_delay_s: float, rate: float | None):
-        self._wait = wait
-        self._first_delay = first_delay_s
-        self._chunk_delay = chunk_delay_s
-        self._rate = rate
-        self._start: float | None = None
-        self._sent = 0
-
-    def first(self) -> None:
-        self._wait(self._first_delay)
-        self._start = time.perf_counter()
-
-    def next(self) -> None:
-        """Before every piece after the first."""
-        self._sent += 1
-        if self._rate is None or self._start is None:
-            self._wait(self._chunk_delay)
-            return
-        self._wait(self._start + self._sent / self._rate - time.perf_counter())
 
 
 class _Server(ThreadingHTTPServer):
@@ -267,10 +223,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if seconds > 0:
             self.server.owner._stop.wait(seconds)
 
-    def _pacer(self, reply: Reply) -> _Pacer:
+    def _pacer(self, reply: Reply) -> Pacer:
         owner = self.server.owner
         first = reply.first_token_delay_s + owner._ttft()
-        return _Pacer(self._pause, first, reply.chunk_delay_s, owner.tokens_per_s)
+        return Pacer(self._pause, first, reply.chunk_delay_s, owner.tokens_per_s)
 
     def _text_pieces(self, reply: Reply) -> list[str]:
         if self.server.owner.tokens_per_s is not None:
