@@ -10,6 +10,9 @@ from pathlib import Path
 
 from tests.support.fake_llm_server import FakeLLMServer, Reply
 
+from assay.store.probes import list_probes
+from assay.store.store import Store
+
 ROOT = Path(__file__).parents[2]
 
 
@@ -40,10 +43,9 @@ def test_probe_stores_and_probes_compares(tmp_path: Path) -> None:
     doc = json.loads(capped.stdout)
     assert doc["schema"] == "assay.probe/1" and doc["stopped_by"] == "request_ceiling"
     assert doc["requests_sent"] == 2 and doc["cost_usd"] is None  # no price given this time
-    listed = assay("probes", "--store", store, "--json")
-    assert listed.returncode == 0, listed.stderr
-    table = json.loads(listed.stdout)
-    assert [r["stopped_by"] for r in table["rows"]] == ["request_ceiling", "completed"]
+    stored = list_probes(Store(store))
+    assert [d["stopped_by"] for d in stored] == ["request_ceiling", "completed"]
+    assert stored[0] == doc and stored[1]["cost_usd"] is not None
     shown = assay("probes", "--store", store)
     assert "openai:fake" in shown.stdout and "request ceiling" in shown.stdout
 
