@@ -24,6 +24,23 @@ connection without an answer). Counters: ``request_count`` (every HTTP request, 
 not), ``served``, ``faults``, ``requests`` (path + JSON of each) and ``headers``
 (lower-cased, of each).
 
+Model behaviour (for ``assay probe``): ``latency=LatencyProfile(ttft_s, jitter_s, seed)`` adds a
+seeded time to first token, drawn uniformly in ``ttft_s ± jitter_s``, to every answer;
+``tokens_per_s`` streams the text one word token at a time at that rate (scheduled against
+the clock, so it does not drift; auto usage then counts the streamed tokens);
+``rate_limit_rpm`` (with ``rate_limit_window_s``, default 60) admits at most
+``rpm × window / 60`` requests in any sliding window and answers the rest 429 with
+``Retry-After`` (whole seconds) and ``retry-after-ms`` (exact); ``admitted_at`` and
+``rate_limited`` count them.
+
+Local-server styles (vLLM, Ollama, llama.cpp): ``stream_usage`` says where streamed usage
+goes: ``"requested"`` (default: a last chunk with no choices when
+``stream_options.include_usage``, as OpenAI, vLLM and Ollama), ``"last_chunk"`` (that chunk
+always), ``"finish_chunk"`` (always, on the chunk carrying ``finish_reason``, as llama.cpp's
+server) or ``"never"`` (no usage, streamed or not). ``tool_call_style="whole"`` sends each
+tool call in one delta (as Ollama); ``tool_call_index=False`` leaves ``index`` out of
+tool-call deltas.
+
 Run standalone (an echo server for manual tries): ``python -m tests.support.fake_llm_server``.
 """
 
@@ -31,6 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import random
 import threading
 import time
@@ -40,6 +58,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .fake_llm_pacing import LatencyProfile, Pacer, word_tokens
 from .fake_llm_replies import (
     FakeToolCall,
     FakeUsage,
@@ -62,6 +81,7 @@ __all__ = [
     "FakeToolCall",
     "FakeUsage",
     "Fault",
+    "LatencyProfile",
     "Reply",
     "last_user_text",
     "sequence",
@@ -77,6 +97,9 @@ class Fault:
     kind: str  # "429" | another status code ("500", "400", ...) | "slow" | "drop"
     retry_after: float | None = None
     slow_s: float | None = None
+    rate_limit: bool = False
+    """A 429 of the server's rate limit: ``Retry-After`` in whole seconds plus an exact
+    ``retry-after-ms``."""
 
 
 class _Server(ThreadingHTTPServer):
@@ -154,7 +177,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 owner.errors.append(f"{type(exc).__name__}: {exc}")
                 self._json(500, self._error_body(api, "api_error", f"handler failed: {exc}"))
                 return
-            usage = usage_of(body, reply)
+            usage = owner._usage(body, reply)
             if api == "openai":
                 self._openai(body, reply, usage)
             else:
@@ -174,7 +197,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
         owner = self.server.owner
         if fault.kind == "429":
             headers = {}
-            if fault.retry_after is not None:
+            if fault.rate_limit and fault.retry_after is not None:
+                headers["Retry-After"] = str(max(1, math.ceil(fault.retry_after)))
+                headers["retry-after-ms"] = str(max(1, math.ceil(fault.retry_after * 1000)))
+            elif fault.retry_after is not None:
                 headers["Retry-After"] = f"{fault.retry_after:g}"
             kind = "rate_limit_error" if api == "anthropic" else "rate_limit_exceeded"
             self._json(429, self._error_body(api, kind, "rate limited (fake)"), headers)
@@ -197,6 +223,16 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if seconds > 0:
             self.server.owner._stop.wait(seconds)
 
+    def _pacer(self, reply: Reply) -> Pacer:
+        owner = self.server.owner
+        first = reply.first_token_delay_s + owner._ttft()
+        return Pacer(self._pause, first, reply.chunk_delay_s, owner.tokens_per_s)
+
+    def _text_pieces(self, reply: Reply) -> list[str]:
+        if self.server.owner.tokens_per_s is not None:
+            return word_tokens(reply.text)
+        return pieces(reply.text, reply.chunks)
+
     # OpenAI
     def _openai(self, req: dict[str, Any], reply: Reply, usage: FakeUsage | None) -> None:
         owner = self.server.owner
@@ -204,8 +240,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
         model = reply.model or req.get("model", "fake")
         calls = [(c, c.id or owner._next_id("call")) for c in reply.tool_calls]
         finish = reply.finish_reason or ("tool_calls" if calls else "stop")
+        pace = self._pacer(reply)
+        style = owner.stream_usage
         if not req.get("stream"):
-            self._pause(reply.first_token_delay_s)
+            pace.first()
+            for _ in self._text_pieces(reply)[1:] if owner.tokens_per_s else ():
+                pace.next()  # a token rate also paces a non-streamed answer
             message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
             if calls:
                 message["tool_calls"] = [
@@ -223,7 +263,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 "model": model,
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             }
-            if usage is not None:
+            if usage is not None and style != "never":
                 body["usage"] = openai_usage(usage)
             self._json(200, body)
             return
@@ -237,31 +277,38 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
             }
 
+        def call_delta(index: int, fields: dict[str, Any]) -> dict[str, Any]:
+            return {"index": index, **fields} if owner.tool_call_index else fields
+
         self._sse_start()
         self._sse(chunk({"role": "assistant", "content": ""}))
-        self._pause(reply.first_token_delay_s)
+        pace.first()
         first = True
-        for piece in pieces(reply.text, reply.chunks):
+        for piece in self._text_pieces(reply):
             if not first:
-                self._pause(reply.chunk_delay_s)
+                pace.next()
             first = False
             self._sse(chunk({"content": piece}))
         for index, (c, call_id) in enumerate(calls):
             if not first:
-                self._pause(reply.chunk_delay_s)
+                pace.next()
             first = False
-            head = {
-                "index": index,
-                "id": call_id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": ""},
-            }
-            self._sse(chunk({"tool_calls": [head]}))
+            head = {"id": call_id, "type": "function", "function": {"name": c.name, "arguments": ""}}
+            if owner.tool_call_style == "whole":
+                head["function"]["arguments"] = args_text(c)
+                self._sse(chunk({"tool_calls": [call_delta(index, head)]}))
+                continue
+            self._sse(chunk({"tool_calls": [call_delta(index, head)]}))
             for piece in pieces(args_text(c), reply.chunks):
-                self._pause(reply.chunk_delay_s)
-                self._sse(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
-        self._sse(chunk({}, finish))
-        if usage is not None and (req.get("stream_options") or {}).get("include_usage"):
+                pace.next()
+                delta = call_delta(index, {"function": {"arguments": piece}})
+                self._sse(chunk({"tool_calls": [delta]}))
+        last = chunk({}, finish)
+        if usage is not None and style == "finish_chunk":
+            last["usage"] = openai_usage(usage)
+        self._sse(last)
+        asked = (req.get("stream_options") or {}).get("include_usage")
+        if usage is not None and (style == "last_chunk" or (style == "requested" and asked)):
             final = chunk({})
             final["choices"] = []
             final["usage"] = openai_usage(usage)
@@ -287,9 +334,14 @@ class _RequestHandler(BaseHTTPRequestHandler):
             else:
                 parsed = c.arguments
             content.append({"type": "tool_use", "id": call_id, "name": c.name, "input": parsed})
+        if owner.stream_usage == "never":
+            usage = None
         wire_usage = anthropic_usage(usage) if usage is not None else None
+        pace = self._pacer(reply)
         if not req.get("stream"):
-            self._pause(reply.first_token_delay_s)
+            pace.first()
+            for _ in self._text_pieces(reply)[1:] if owner.tokens_per_s else ():
+                pace.next()
             body: dict[str, Any] = {
                 "id": mid,
                 "type": "message",
@@ -316,7 +368,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if wire_usage is not None:
             start_msg["usage"] = {**wire_usage, "output_tokens": 1}
         self._sse({"type": "message_start", "message": start_msg}, "message_start")
-        self._pause(reply.first_token_delay_s)
+        pace.first()
         index = 0
         if reply.text:
             self._sse(
@@ -327,9 +379,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 },
                 "content_block_start",
             )
-            for n, piece in enumerate(pieces(reply.text, reply.chunks)):
+            for n, piece in enumerate(self._text_pieces(reply)):
                 if n:
-                    self._pause(reply.chunk_delay_s)
+                    pace.next()
                 self._sse(
                     {
                         "type": "content_block_delta",
@@ -347,7 +399,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 "content_block_start",
             )
             for piece in pieces(args_text(c), reply.chunks):
-                self._pause(reply.chunk_delay_s)
+                pace.next()
                 self._sse(
                     {
                         "type": "content_block_delta",
@@ -380,9 +432,39 @@ class FakeLLMServer:
         fault_kinds: Iterable[str | Fault] = ("429", "500", "slow"),
         slow_s: float = 2.0,
         retry_after: float | None = 0.01,
+        latency: LatencyProfile | None = None,
+        tokens_per_s: float | None = None,
+        rate_limit_rpm: float | None = None,
+        rate_limit_window_s: float = 60.0,
+        stream_usage: str = "requested",
+        tool_call_style: str = "split",
+        tool_call_index: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
     ):
+        if stream_usage not in ("requested", "last_chunk", "finish_chunk", "never"):
+            raise ValueError(f"stream_usage {stream_usage!r}: requested, last_chunk, finish_chunk or never")
+        if tool_call_style not in ("split", "whole"):
+            raise ValueError(f"tool_call_style {tool_call_style!r}: split or whole")
+        if tokens_per_s is not None and tokens_per_s <= 0:
+            raise ValueError("tokens_per_s must be positive")
+        self.latency = latency
+        self._latency_rng = random.Random(latency.seed if latency else 0)
+        self.tokens_per_s = tokens_per_s
+        self.stream_usage = stream_usage
+        self.tool_call_style = tool_call_style
+        self.tool_call_index = tool_call_index
+        self.rate_limit_window_s = rate_limit_window_s
+        self.rate_limit_rpm = rate_limit_rpm
+        self._window_limit = 0
+        if rate_limit_rpm is not None:
+            self._window_limit = max(1, math.floor(rate_limit_rpm * rate_limit_window_s / 60.0 + 1e-9))
+        self._window: deque[float] = deque()
+        self.admitted_at: list[float] = []
+        """``time.monotonic()`` of every request the rate limit let through."""
+        self.rate_limited = 0
+        self.ttfts: list[float] = []
+        """The sampled times to first token, in the order they were drawn."""
         self.handler: Handler = handler or echo
         self.fault_rate = fault_rate
         self.fault_kinds = [k if isinstance(k, Fault) else Fault(k) for k in fault_kinds]
@@ -459,6 +541,9 @@ class FakeLLMServer:
             self.faults.clear()
             self.requests.clear()
             self.headers.clear()
+            self.admitted_at.clear()
+            self.rate_limited = 0
+            self.ttfts.clear()
 
     # called by the request handler
     def _count(
@@ -477,11 +562,44 @@ class FakeLLMServer:
                 fault = self._schedule.popleft()
             elif self.fault_rate and self._rng.random() < self.fault_rate:
                 fault = self._rng.choice(self.fault_kinds)
+            if fault is None and self._window_limit:
+                fault = self._admit(time.monotonic())
             if fault is not None:
                 if fault.kind == "429" and fault.retry_after is None:
                     fault = Fault("429", self.retry_after, fault.slow_s)
                 self.faults.append(fault.kind)
             return fault
+
+    def _admit(self, now: float) -> Fault | None:
+        """The sliding-window rate limit (called under the lock): None, or the 429."""
+        window = self._window
+        while window and window[0] <= now - self.rate_limit_window_s:
+            window.popleft()
+        if len(window) >= self._window_limit:
+            self.rate_limited += 1
+            return Fault("429", window[0] + self.rate_limit_window_s - now, rate_limit=True)
+        window.append(now)
+        self.admitted_at.append(now)
+        return None
+
+    def _ttft(self) -> float:
+        """The time to first token of the next answer (0 without a latency profile)."""
+        if self.latency is None:
+            return 0.0
+        with self._lock:
+            lat = self.latency
+            value = max(0.0, self._latency_rng.uniform(lat.ttft_s - lat.jitter_s, lat.ttft_s + lat.jitter_s))
+            self.ttfts.append(value)
+        return value
+
+    def _usage(self, request: dict[str, Any], reply: Reply) -> FakeUsage | None:
+        usage = usage_of(request, reply)
+        if usage is not None and self.tokens_per_s is not None and reply.usage == "auto":
+            streamed = len(word_tokens(reply.text)) + sum(
+                len(pieces(args_text(c), reply.chunks)) for c in reply.tool_calls
+            )
+            usage = FakeUsage(usage.input_tokens, max(1, streamed))
+        return usage
 
     def _served(self) -> None:
         with self._lock:

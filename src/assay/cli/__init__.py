@@ -13,6 +13,7 @@ from ..errors import AssayError, HarnessError
 from . import decide as _decide  # noqa: F401  (registers its commands)
 from . import imports as _imports  # noqa: F401
 from . import judges as _judges  # noqa: F401
+from . import probe as _probe  # noqa: F401
 from . import prompt as _prompt  # noqa: F401
 from . import rank as _rank  # noqa: F401
 from . import records as _records  # noqa: F401

@@ -10,7 +10,7 @@ from typing import Any
 from assay.core.messages import Message, ToolSpec
 from assay.errors import SpecError
 
-from .provider import PerLoopClients, as_dict, split_known
+from .provider import PerLoopClients, as_dict, split_known, stream_observer
 from .types import GenerateConfig, RawResult, Usage, build_tool_calls
 
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -221,6 +221,10 @@ class AnthropicProvider:
         _ = client.messages  # import the resource now, not inside a timed request
         return client
 
+    def warm(self) -> None:
+        """Build this loop's client (SDK imports included) before a request is timed."""
+        self._clients.get()
+
     def build_request(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], config: GenerateConfig
     ) -> dict[str, Any]:
@@ -259,10 +263,14 @@ class AnthropicProvider:
         events = await create(**known, stream=True, extra_body=extra or None, timeout=timeout)
         acc = AnthropicStream()
         ttft: float | None = None
+        observe = stream_observer()
         try:
             async for ev in events:
-                if acc.add(as_dict(ev)) and ttft is None:
-                    ttft = time.perf_counter() - t0
+                if acc.add(as_dict(ev)):
+                    at = time.perf_counter() - t0
+                    ttft = at if ttft is None else ttft
+                    if observe is not None:
+                        observe(at)
         finally:
             await events.close()
         result = acc.result(ttft)

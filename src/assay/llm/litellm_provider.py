@@ -9,11 +9,15 @@ from typing import Any
 from assay.errors import SpecError
 
 from .openai_provider import OpenAIProvider
+from .types import Usage
 
 LITELLM_DEFAULT_ENDPOINT = "litellm"
 
 
 def _import_litellm() -> Any:
+    # LiteLLM fetches its model-cost map from the internet when imported unless told to use
+    # the copy it ships; assay prices calls itself, so the bundled copy is always enough.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         return importlib.import_module("litellm")
     except ImportError:
@@ -21,6 +25,12 @@ def _import_litellm() -> Any:
             "litellm:MODEL needs the litellm package, which is not installed: "
             "pip install 'assay[litellm]' (or use openai:MODEL with OPENAI_BASE_URL)"
         ) from None
+
+
+def _usage_of(chunk: Any) -> Any:
+    if isinstance(chunk, dict):
+        return chunk.get("usage")
+    return getattr(chunk, "usage", None)
 
 
 class LiteLLMProvider(OpenAIProvider):
@@ -52,6 +62,22 @@ class LiteLLMProvider(OpenAIProvider):
             kwargs["stream"] = True
             kwargs["stream_options"] = {"include_usage": True}
         return await self._litellm.acompletion(**kwargs)
+
+    def _reported_usage(self, usage: Usage | None) -> Usage | None:
+        # LiteLLM fills in zeros when the server sent no usage: missing, not free.
+        if usage is not None and usage.input_tokens == 0 and usage.output_tokens == 0:
+            return None
+        return usage
+
+    def _stream_reported_usage(self, response: Any) -> bool:
+        # When a server streams no usage, LiteLLM estimates it with its own tokenizer and
+        # hands the estimate out as usage. Its stream keeps the chunks the server sent
+        # (``chunks``): if none of them carried usage, the figure is LiteLLM's, not the
+        # server's. Without that attribute (another LiteLLM version), trust the figure.
+        chunks = getattr(response, "chunks", None)
+        if not isinstance(chunks, list) or not chunks:
+            return True
+        return any(_usage_of(c) is not None for c in chunks)
 
     def warm(self) -> None:
         return None

@@ -11,7 +11,7 @@ from typing import Any
 from assay.core.messages import Message, ToolSpec
 from assay.errors import SpecError
 
-from .provider import PerLoopClients, as_dict, split_known
+from .provider import PerLoopClients, as_dict, split_known, stream_observer
 from .types import GenerateConfig, RawResult, Usage, build_tool_calls
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -102,6 +102,7 @@ class OpenAIStream:
     def __init__(self) -> None:
         self.text: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
+        self._slots: dict[int, int] = {}  # a delta's index -> its call's slot
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
         self.model = ""
@@ -117,9 +118,7 @@ class OpenAIStream:
             if delta.get("reasoning_content") or delta.get("reasoning"):
                 got = True
             for tc in delta.get("tool_calls") or []:
-                slot = self.calls.setdefault(
-                    tc.get("index", len(self.calls)), {"id": None, "name": "", "args": []}
-                )
+                slot = self.calls.setdefault(self._index_of(tc), {"id": None, "name": "", "args": []})
                 fn = tc.get("function") or {}
                 if tc.get("id"):
                     slot["id"] = tc["id"]
@@ -135,6 +134,26 @@ class OpenAIStream:
         if chunk.get("model"):
             self.model = chunk["model"]
         return got
+
+    def _index_of(self, tc: dict[str, Any]) -> int:
+        """The slot (in order of appearance) of a tool-call delta. A delta whose ``id``
+        differs from the call already at its ``index`` starts a new call: some servers
+        leave ``index`` out, and LiteLLM then fills in 0 for every call. Without an index,
+        a delta with a new ``id`` starts a call and one without an id continues the last."""
+        index = tc.get("index")
+        call_id = tc.get("id")
+        if isinstance(index, int):
+            slot = self._slots.get(index)
+            known = None if slot is None else self.calls[slot]["id"]
+            if slot is None or (call_id and known and known != call_id):
+                slot = self._slots[index] = len(self.calls)
+            return slot
+        for i, call in self.calls.items():
+            if call_id and call["id"] == call_id:
+                return i
+        if call_id or not self.calls:
+            return max(self.calls, default=-1) + 1
+        return max(self.calls)
 
     def result(self, ttft_s: float | None) -> RawResult:
         parts = [
@@ -232,14 +251,19 @@ class OpenAIProvider:
         response = await self._create(request, stream, timeout)
         if not stream:
             result = parse_openai_response(as_dict(response))
+            result.usage = self._reported_usage(result.usage)
             result.latency_s = time.perf_counter() - t0
             return result
         acc = OpenAIStream()
         ttft: float | None = None
+        observe = stream_observer()
         try:
             async for chunk in response:
-                if acc.add(as_dict(chunk)) and ttft is None:
-                    ttft = time.perf_counter() - t0
+                if acc.add(as_dict(chunk)):
+                    at = time.perf_counter() - t0
+                    ttft = at if ttft is None else ttft
+                    if observe is not None:
+                        observe(at)
         finally:
             close = getattr(response, "close", None) or getattr(response, "aclose", None)
             if close is not None:
@@ -247,8 +271,18 @@ class OpenAIProvider:
                 if hasattr(result, "__await__"):
                     await result
         result = acc.result(ttft)
+        if not self._stream_reported_usage(response):
+            result.usage = None
         result.latency_s = time.perf_counter() - t0
         return result
+
+    def _reported_usage(self, usage: Usage | None) -> Usage | None:
+        """The usage of a plain answer as the server reported it (a hook for LiteLLM)."""
+        return usage
+
+    def _stream_reported_usage(self, response: Any) -> bool:
+        """False when the stream's usage did not come from the server (a hook for LiteLLM)."""
+        return True
 
     async def aclose(self) -> None:
         await self._clients.aclose()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 from assay.core.messages import Message, ToolSpec
@@ -29,6 +31,29 @@ class Provider(Protocol):
     async def send(self, request: dict[str, Any], *, stream: bool, timeout: float | None) -> RawResult: ...
 
     async def aclose(self) -> None: ...
+
+
+StreamObserver = Callable[[float], None]
+"""Called with the seconds since the request was sent, once per stream chunk that
+carried generated tokens (text, reasoning or tool-call pieces)."""
+
+_stream_observer: ContextVar[StreamObserver | None] = ContextVar("assay_llm_stream_observer", default=None)
+
+
+@contextmanager
+def observe_stream(callback: StreamObserver) -> Iterator[None]:
+    """Within the block (and the tasks it starts), streaming adapters report the arrival
+    time of every token-carrying chunk to ``callback``: the probe's inter-token timing."""
+    token = _stream_observer.set(callback)
+    try:
+        yield
+    finally:
+        _stream_observer.reset(token)
+
+
+def stream_observer() -> StreamObserver | None:
+    """The observer installed by :func:`observe_stream`, if any."""
+    return _stream_observer.get()
 
 
 def as_dict(obj: Any) -> dict[str, Any]:

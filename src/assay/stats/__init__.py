@@ -6,6 +6,7 @@
   with intervals, non-inferiority tests.
 - multiplicity, power, sequential: adjusting p-values, planning, stopping early.
 - agreement: raw agreement, confusion matrix, Cohen's kappa, Spearman's rho.
+- quantiles: distribution-free order-statistic intervals of quantiles (latency p95).
 - ranking, rating_analysis: Elo, Bradley–Terry, bootstrap intervals, win matrices, windows.
 
 See docs/statistics.md and docs/rankings.md.
@@ -47,6 +48,7 @@ from .proportions import (
     noninferiority_unpaired,
     paired_counts,
 )
+from .quantiles import QuantileCI, order_statistic_ranks, quantile_interval
 from .ranking import bradley_terry, elo_online, expected_win_rate, parse_battles, win_counts
 from .rating_analysis import (
     RatingsBootstrap,
@@ -74,6 +76,7 @@ __all__ = [
     "ClusteredMean",
     "DifferenceCI",
     "PermutationResult",
+    "QuantileCI",
     "RateInterval",
     "RatingSnapshot",
     "RatingsBootstrap",
@@ -108,6 +111,7 @@ __all__ = [
     "noninferiority_paired",
     "noninferiority_unpaired",
     "observed_win_matrix",
+    "order_statistic_ranks",
     "paired_counts",
     "paired_differences",
     "paired_mean_difference",
@@ -119,6 +123,7 @@ __all__ = [
     "period_end",
     "power_mcnemar",
     "power_two_proportions",
+    "quantile_interval",
     "rank_average",
     "ratings_over_time",
     "raw_agreement",

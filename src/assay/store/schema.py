@@ -185,3 +185,16 @@ labels = Table(
     _of_trial(),
 )
 """Human labels of trials or grades (pass/fail or per-dimension levels), see store/labels.py."""
+
+probes = Table(
+    "probes",
+    metadata,
+    Column("probe_id", String(200), primary_key=True),
+    Column("created_at", String(40), nullable=False),
+    Column("model", String(500), nullable=False),
+    Column("mode", String(20), nullable=False),
+    Column("schema", String(50), nullable=False),
+    Column("stopped_by", String(30), nullable=False),
+    Column("data", Text, nullable=False),
+)
+"""Model endpoint probes (``assay probe``): one JSON document each, see store/probes.py."""
