@@ -204,7 +204,11 @@ def test_compare_refuses_different_suite_versions(tmp_path: Path, capsys: pytest
     )
     out, _ = main_cli("compare", "bank", "bank2", "--common-only", "--json", db=db, capsys=capsys)
     notes = json.loads(out)["comparisons"][0]["notes"]
-    assert notes == ["compared on 2 common task(s); 0 only in bank, 1 only in bank2"]
+    assert len(notes) == 1 and notes[0].startswith("different suite versions (bank: bank v1 hash ")
+    assert notes[0].endswith(
+        "compared only on the 2 task(s) both versions share with the same content; left out: 0 changed, "
+        "0 only in bank, 1 only in bank2"
+    )
 
 
 def test_plan(db: Path, capsys: pytest.CaptureFixture[str]) -> None:

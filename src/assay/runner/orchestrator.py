@@ -32,6 +32,7 @@ from ..core.task import Limits, Task
 from ..core.transcript import Transcript
 from ..envs.environment import Environment
 from ..envs.faults import FAULT_ATTRIBUTE, wrap_with_faults
+from ..envs.perturb import wrap_with_perturbation
 from ..envs.registry import get_domain
 from ..envs.state import Snapshot, State, diff, state_hash
 from ..envs.tools import InvalidToolCall, ToolError
@@ -270,6 +271,7 @@ async def _play(trial: _Trial) -> None:
     domain = get_domain(run.domain)
     now = task.as_of or trial.started.replace(tzinfo=None)
     env = wrap_with_faults(domain.environment(task, now), run.faults, job.trial.seed)
+    env = wrap_with_perturbation(env, task, job.trial.seed)  # tool-side perturbations (--perturb)
     env.reset(task.initial_state.seed)
     trial.env, trial.initial = env, env.snapshot()
     try:
