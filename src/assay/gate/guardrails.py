@@ -52,6 +52,7 @@ def primary_check(policy: GatePolicy, check: PrimaryCheck, pairing: Pairing) -> 
     p = float(s["p_noninferior"])  # margin 0 (or -min_improvement): H0 "not better"
     passed = p < alpha
     moved = _moved(check.metric, s["a"], s["b"], -gain, check.min_improvement)
+    moved = moved.replace("; allowed ", "; must gain more than ")
     why = "an improvement is shown" if passed else "no improvement is shown"
     details = {k: v for k, v in s.items() if k != "margin"} | {"p_superior": p, "units": len(pairing.units)}
     return CheckResult(

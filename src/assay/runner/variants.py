@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
@@ -134,16 +135,11 @@ def _set_path(data: Any, path: str, frozen: Any, current: Any, task_id: str) -> 
     last = parts[-1]
     old = _step(node, last, path, task_id)
     text = str(frozen)
-    if (
-        isinstance(old, str)
-        and not isinstance(current, (dict, list))
-        and text
-        and text in old
-        and old != text
-    ):
-        value: Any = old.replace(text, str(current))
-    else:
-        value = current
+    word = re.compile(rf"(?<!\w){re.escape(text)}(?!\w)")
+    value: Any = current
+    inside = isinstance(old, str) and old != text and bool(text) and word.search(old) is not None
+    if inside and not isinstance(current, (dict, list)):  # the value inside a longer text: whole words
+        value = word.sub(lambda _: str(current), old)
     if isinstance(node, list):
         node[int(last)] = value
     else:
