@@ -192,3 +192,36 @@ def test_state_relations_ignore_named_tables() -> None:
         relation_report([trial([])], [trial(handover)], "no_state_change", ignore=["transfers"])["violations"]
         == 0
     )
+
+
+def test_careful_agent_reads_through_typos_and_formats() -> None:
+    from assay.domains.retail.agents.view import _plain, intent_of, one_edit
+
+    assert one_edit("refnud", "refund") and one_edit("cancle", "cancel") and one_edit("humn", "human")
+    assert not one_edit("refunded", "refund") and not one_edit("here", "where is")
+    assert (
+        intent_of("I'd like a rfeund please") == "refund"
+        and intent_of("Can I talk to a reeal person?") == "human"
+    )
+    assert intent_of("Hi there, here is my question.") is None  # no request: no intent read into it
+    assert intent_of("refund for the Fitness Tracker") == "refund"  # a product name is not "track"
+    order = {
+        "total": "$1,299.50",
+        "amount": "129950 cents",
+        "delivered_at": "June 10, 2025",
+        "created_at": "06/10/2025",
+        "refunded_at": "2025-06-10T00:00:00Z",
+        "items": [{"price": "3.00 USD"}],
+    }
+    assert _plain("", order) == {
+        "total": 1299.5,
+        "amount": 1299.5,
+        "delivered_at": "2025-06-10",
+        "created_at": "2025-06-10",
+        "refunded_at": "2025-06-10",
+        "items": [{"price": 3.0}],
+    }
+    assert _plain("", {"created_at": "2025-06-15T12:00:00", "note": "$5"}) == {
+        "created_at": "2025-06-15T12:00:00",
+        "note": "$5",
+    }

@@ -108,8 +108,11 @@ def one_edit(a: str, b: str) -> bool:
 
 
 def _slipped(word: str, keyword: str) -> bool:
-    """A word read as ``keyword``: equal, or both of 4+ letters and one slip apart."""
-    return word == keyword or (len(word) >= 4 and len(keyword) >= 4 and one_edit(word, keyword))
+    """A word read as ``keyword``: equal, or both of 4+ letters, the same first letter and
+    one slip apart ("refnud" is refund; "here" is not "where")."""
+    return word == keyword or (
+        len(word) >= 4 and len(keyword) >= 4 and word[0] == keyword[0] and one_edit(word, keyword)
+    )
 
 
 def mentions(text: str, phrases: Sequence[str]) -> bool:
