@@ -361,16 +361,16 @@ def show(
     Example: assay show retail-20260101-120000-abc123 --task refund-15-days-1
     """
     st = Store(store)
+    loaded = Run.load(run_id, st)
+    if task is None or any(t.task_id == task and t.split == "holdout" for t in loaded.tasks):
+        looked_at(st, [loaded], "show")  # the run's holdout tasks, or the holdout task asked for
     if task is None:
-        loaded = Run.load(run_id, st)
-        looked_at(st, [loaded], "show")
         summary = loaded.summary()
         if as_json:
             print_json(summary.to_dict())
         else:
             render_summary(summary, out)
         return
-    st.get_run(run_id)
     results = st.load_results(run_id, task)
     chosen = pick_trial(results, run_id, task, trial)
     transcript = st.load_transcript(run_id, task, chosen.trial_index)
