@@ -1,7 +1,7 @@
 """Pure data types of assay. No I/O; imports nothing else of assay."""
 
 from .hashing import canonical_json, derive_seed, stable_hash
-from .messages import Message, Role, ToolCall, ToolSpec
+from .messages import MEDIA_TYPES, Media, Message, Modality, Role, ToolCall, ToolSpec
 from .registry import Registry, import_object
 from .results import (
     EXCLUDED_TERMINATIONS,
@@ -39,6 +39,7 @@ from .transcript import Span, SpanKind, Transcript
 
 __all__ = [
     "EXCLUDED_TERMINATIONS",
+    "MEDIA_TYPES",
     "NORMAL_TERMINATIONS",
     "SPLITS",
     "STRATA",
@@ -50,7 +51,9 @@ __all__ = [
     "GraderSpec",
     "InitialState",
     "Limits",
+    "Media",
     "Message",
+    "Modality",
     "Outcome",
     "Reference",
     "Registry",
