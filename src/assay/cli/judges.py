@@ -13,13 +13,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.prompt import Prompt
 from rich.table import Table
 
+from ..compare.judging import calibrate, judge_runs
 from ..core.results import TrialResult
 from ..errors import AssayError
-from ..graders.calibration import TRIAL, GraderCalibration, calibrate
+from ..graders.calibration import TRIAL, GraderCalibration
 from ..graders.files import GraderFileError
 from ..graders.judge import label_dimensions
 from ..graders.judge_prompt import render_transcript
-from ..graders.pairwise import judge_runs, write_battles
+from ..graders.pairwise import write_battles
 from ..graders.registry import is_judge_kind
 from ..graders.rubric import load_rubric
 from ..llm.spec import shared_model
@@ -292,7 +293,14 @@ def judge_pairwise(
         )
     if out_path:
         write_battles(out_path, report.battles)
-    summary = {"run_a": run_a, "run_b": run_b, "judges": judge, "out": out_path, **report.summary()}
+    summary = {
+        "schema": "assay.pairwise/1",
+        "run_a": run_a,
+        "run_b": run_b,
+        "judges": judge,
+        "out": out_path,
+        **report.summary(),
+    }
     if as_json:
         print_json(summary)
         return

@@ -277,7 +277,9 @@ def validate(
         suite = load_suite(path)
     except SuiteError as exc:
         if as_json:
-            print_json({"ok": False, "problems": [p.__dict__ for p in exc.problems]})
+            print_json(
+                {"schema": "assay.validate/1", "ok": False, "problems": [p.__dict__ for p in exc.problems]}
+            )
         else:
             for problem in exc.problems:
                 print(problem)
@@ -290,6 +292,7 @@ def validate(
     if as_json:
         print_json(
             {
+                "schema": "assay.validate/1",
                 "ok": True,
                 "suite": suite.name,
                 "version": suite.version,
@@ -318,7 +321,7 @@ def runs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """
     rows = Store(store).list_runs()
     if as_json:
-        print_json(rows)
+        print_json({"schema": "assay.runs/1", "runs": rows})
     else:
         render_runs(rows, out)
 
@@ -356,6 +359,7 @@ def show(
 
         print_json(
             {
+                "schema": "assay.task-trials/1",
                 "trials": TypeAdapter(list[TrialResult]).dump_python(results, mode="json"),
                 "transcript": TypeAdapter(type(transcript)).dump_python(transcript, mode="json")
                 if transcript
