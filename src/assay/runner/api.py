@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from ..core.results import RunInfo, TaskMeta, TrialResult
 from ..core.spec import REDACTED, RunSpec
 from ..core.task import Limits, Task
 from ..core.transcript import Transcript
+from ..envs.sandbox import UNSAFE_ENV
 from ..errors import AssayError, ResumeError
 from ..llm.cassette import Cassette, use_cassette
 from ..metrics.frame import FrameExtras, TrialFrame
@@ -138,6 +141,7 @@ def _context(info: RunInfo, spec: RunSpec, suite: LoadedSuite) -> RunContext:
         judges=tuple(spec.judges),
         judge_options=dict(spec.judge_options),
         faults=info.fault_plan,
+        secrets=tuple(spec.secrets()),
     )
 
 
@@ -261,6 +265,24 @@ def _with_secrets(spec: RunSpec, secrets: dict[str, dict[str, Any]]) -> RunSpec:
     return spec.model_copy(update=update)
 
 
+@contextmanager
+def _sandbox_choice(unsafe: bool) -> Iterator[None]:
+    """``unsafe_no_sandbox``: the sandboxes of code tasks (built inside environments and
+    graders, and in Ray workers, which get ``ASSAY_*`` variables) run commands on the host."""
+    if not unsafe:
+        yield
+        return
+    previous = os.environ.get(UNSAFE_ENV)
+    os.environ[UNSAFE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(UNSAFE_ENV, None)
+        else:
+            os.environ[UNSAFE_ENV] = previous
+
+
 def _cassette(spec: RunSpec) -> Cassette | None:
     if spec.record:
         return Cassette(spec.record, "record")
@@ -294,7 +316,7 @@ async def _execute(
     flusher = asyncio.create_task(writer.run())
     cassette = _cassette(spec)
     try:
-        with use_cassette(cassette):
+        with use_cassette(cassette), _sandbox_choice(spec.unsafe_no_sandbox):
             await runner.execute(jobs, writer.add)
     except BaseException:
         writer.close()  # what finished is kept
