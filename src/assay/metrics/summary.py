@@ -21,6 +21,7 @@ from ..stats.clustered import clustered_rate_interval
 from ..stats.intervals import wilson_bounds, wilson_interval
 from .frame import FrameExtras, TrialFrame
 from .rag_summary import grade_rows, rag_summary
+from .safety import SAFETY_KINDS, safety_summary
 from .summary_model import (
     CapabilityCell,
     ConfigView,
@@ -289,4 +290,7 @@ def summarize(results: Sequence[TrialResult], tasks: Sequence[TaskMeta], k_max: 
         TrialFrame.from_results(results), FrameExtras.from_results(results), tasks, k_max
     )
     summary.rag = rag_summary(grade_rows(results))
+    summary.safety = safety_summary(
+        g.metrics for r in results for g in r.grades if g.kind in SAFETY_KINDS and not g.skipped
+    )
     return summary

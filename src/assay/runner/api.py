@@ -21,6 +21,7 @@ from ..errors import AssayError, ResumeError
 from ..llm.cassette import Cassette, use_cassette
 from ..metrics.frame import FrameExtras, TrialFrame
 from ..metrics.rag_summary import RAG_STAGES, GradeRow, rag_summary
+from ..metrics.safety import SAFETY_KINDS, safety_summary
 from ..metrics.summary import RunSummary, summarize_run
 from ..store.store import Store, now_iso
 from ..suites.loaded import LoadedSuite
@@ -92,6 +93,8 @@ class Run:
             self.info, self.frame(), extras, self.tasks, self.store.count_attempts(self.run_id)
         )
         summary.rag = rag_summary(GradeRow(*row) for row in self.store.grade_rows(self.run_id, RAG_STAGES))
+        safety_rows = self.store.grade_rows(self.run_id, SAFETY_KINDS)
+        summary.safety = safety_summary(row[6] for row in safety_rows if not row[5])
         if self.info.status == "finished":
             self._summary = summary
         return summary
