@@ -224,6 +224,7 @@ def calibrate_run(
     as_json: JsonOpt = False,
 ) -> None:
     """Judge vs human: agreement, Cohen's kappa, weighted kappas, confusion matrices, verdict.
+    Exit 1 when a judge is not usable (kappa below the threshold), as a gate would.
 
     Example: assay calibrate RUN_ID --grader explanation --threshold 0.7
     """
@@ -237,9 +238,11 @@ def calibrate_run(
         print_json(
             {"schema": "assay.calibration/1", "run_id": run_id, "graders": [c.to_dict() for c in report]}
         )
-        return
-    for cal in report:
-        _render(cal)
+    else:
+        for cal in report:
+            _render(cal)
+    if any(cal.verdict == "judge not usable" for cal in report):
+        raise typer.Exit(1)
 
 
 @app.command("judge-pairwise")
