@@ -174,6 +174,16 @@ class RunHeader(_Model):
     versions: dict[str, str] = Field(default_factory=dict)
 
 
+class ScoreStats(_Model):
+    """A grader's scores over the run: their mean, and best@k (the expected best score
+    of k attempts at a task; :mod:`assay.metrics.best_at_k`)."""
+
+    mean: float
+    scored: int
+    tasks: int
+    best_at_k: dict[str, float | None] = Field(default_factory=dict)
+
+
 class SafetySummary(_Model):
     """Skill routing and safety rates of a run (``skill_routing`` / ``safety`` graders),
     each with its 95% Wilson interval; see :mod:`assay.metrics.safety`."""
@@ -209,6 +219,8 @@ class RunSummary(_Model):
     by_tag: dict[str, GroupStats] = Field(default_factory=dict)
     capability_matrix: dict[str, dict[str, CapabilityCell]] = Field(default_factory=dict)
     graders: dict[str, dict[str, int]] = Field(default_factory=dict)
+    scores: dict[str, ScoreStats] = Field(default_factory=dict)
+    """Graders whose scores are not only 0/1 (judges, partial credit): mean and best@k."""
     process: dict[str, float | None] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
     tasks: list[TaskRow] = Field(default_factory=list)

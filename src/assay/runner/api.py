@@ -19,6 +19,7 @@ from ..core.transcript import Transcript
 from ..envs.sandbox import UNSAFE_ENV
 from ..errors import AssayError, ResumeError
 from ..llm.cassette import Cassette, use_cassette
+from ..metrics.best_at_k import score_stats
 from ..metrics.frame import FrameExtras, TrialFrame
 from ..metrics.rag_summary import RAG_STAGES, GradeRow, rag_summary
 from ..metrics.safety import SAFETY_KINDS, safety_summary
@@ -93,6 +94,7 @@ class Run:
             self.info, self.frame(), extras, self.tasks, self.store.count_attempts(self.run_id)
         )
         summary.rag = rag_summary(GradeRow(*row) for row in self.store.grade_rows(self.run_id, RAG_STAGES))
+        summary.scores = score_stats(self.store.graded_scores(self.run_id), self.info.trials_per_task)
         safety_rows = self.store.grade_rows(self.run_id, SAFETY_KINDS)
         summary.safety = safety_summary(row[6] for row in safety_rows if not row[5])
         if self.info.status == "finished":

@@ -32,7 +32,7 @@ from .codec import (
     grade_row,
     pack_line,
 )
-from .frames import GradeTuple, frame_aggregates, frame_columns, grade_rows
+from .frames import GradeTuple, frame_aggregates, frame_columns, grade_rows, graded_scores
 
 DEFAULT_STORE = ".assay/assay.db"
 
@@ -347,6 +347,10 @@ class Store:
         """A run's grades of the given kinds with their metrics (for the RAG summary):
         the fields of :class:`assay.metrics.GradeRow`."""
         return grade_rows(self.engine, run_id, kinds)
+
+    def graded_scores(self, run_id: str) -> list[tuple[str, str, float]]:
+        """Scores of the run's graders that score beyond 0/1 (see :func:`.frames.graded_scores`)."""
+        return graded_scores(self.engine, run_id)
 
     def frame_aggregates(self, run_id: str) -> dict[str, Any]:
         """Grader, process-metric, usage and failure aggregates of a run (SQL): the
