@@ -154,20 +154,29 @@ def render_summary(summary: RunSummary, console: Console, max_failing: int = 30)
 
 
 def render_runs(rows: list[dict[str, Any]], console: Console) -> None:
+    """The runs, newest first. Run ids are never cut (they are what one copies); on a
+    narrow terminal the suite and agent columns are left out (``--json`` has them)."""
+    wide = console.width >= 110
     table = Table(title="runs", show_edge=False)
-    for col in ("run id", "created", "status", "suite", "agent", "trials", "mean reward"):
-        table.add_column(col)
+    table.add_column("run id", no_wrap=True)
+    table.add_column("created", no_wrap=True)
+    for col in ("status", "trials", "reward"):
+        table.add_column(col, no_wrap=True, justify="right" if col != "status" else "left")
+    if wide:
+        table.add_column("suite", overflow="fold")
+        table.add_column("agent", overflow="fold")
     for r in rows:
         mean = "-" if r["mean_reward"] is None else f"{r['mean_reward']:.3f}"
-        table.add_row(
+        cells = [
             escape(r["run_id"]),
-            r["created_at"][:19],
+            r["created_at"][5:16].replace("T", " "),
             r["status"],
-            escape(f"{r['suite_name']} v{r['suite_version']}"),
-            escape(r["agent"]),
             f"{r['completed']}/{r['planned_trials']}",
             mean,
-        )
+        ]
+        if wide:
+            cells += [escape(f"{r['suite_name']} v{r['suite_version']}"), escape(r["agent"])]
+        table.add_row(*cells)
     console.print(table)
 
 
