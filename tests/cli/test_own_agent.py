@@ -73,3 +73,22 @@ def test_a_wrong_signature_is_a_setup_error_and_stores_no_run(folder: Path) -> N
     assert Store().list_runs() == []
     missing = assay_main("run", "retail", "--agent", "python:no_such_module:agent", "-k", "1")
     assert missing.code == 2 and "cannot import no_such_module:agent" in missing.err
+
+
+def test_init_writes_a_starter_that_runs_and_gates_at_once(folder: Path) -> None:
+    made = assay_main("init", "shop")
+    assert made.code == 0 and "wrote shop/evals/suite.yaml" in made.err, made
+    again = assay_main("init", "shop")
+    assert again.code == 2 and "exists; give --force" in again.err
+    import os
+
+    os.chdir(folder / "shop")
+    ran = assay_main("run", "evals", "--json")
+    assert ran.code == 0, ran
+    summary = json.loads(ran.stdout)
+    assert summary["overall"]["success_rate"] == 1.0 and summary["overall"]["trials"] == 9
+    assert assay_main("show", "latest").code == 0
+    gated = assay_main("gate", "latest", "--policy", "evals/gate.yaml")
+    assert gated.code == 0, gated
+    missing = assay_main("show", "latest~5")
+    assert missing.code == 2 and "fewer runs" in missing.err

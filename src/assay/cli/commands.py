@@ -9,6 +9,7 @@ from __future__ import annotations
 
 #: command -> (modules that define it or its subcommands, one-line help)
 COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "init": (("init",), "Write a starter suite, agent and CI gate that run at once."),
     "run": (("run",), "Run a suite: every task k times, graded, stored."),
     "validate": (("run",), "Check a suite: every problem as file:line: field: message."),
     "runs": (("run",), "List the runs in the store, newest first."),

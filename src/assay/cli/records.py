@@ -15,7 +15,7 @@ from .imports import import_app
 
 @app.command()
 def export(
-    run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`).")],
+    run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`), or latest, latest~1...")],
     output: Annotated[Path, typer.Option("--output", "-o", help="File to write (.jsonl, or .jsonl.gz).")],
     store: StoreOpt = None,
     as_json: JsonOpt = False,

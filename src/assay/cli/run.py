@@ -328,7 +328,7 @@ def runs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 @app.command()
 def show(
-    run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`).")],
+    run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`), or latest, latest~1...")],
     task: Annotated[
         str | None, typer.Option("--task", help="Show this task's trials and a transcript.")
     ] = None,
@@ -350,6 +350,7 @@ def show(
         else:
             render_summary(summary, out)
         return
+    run_id = st.resolve(run_id)
     st.get_run(run_id)
     results = st.load_results(run_id, task)
     chosen = pick_trial(results, run_id, task, trial)

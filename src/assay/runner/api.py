@@ -63,7 +63,8 @@ class Run:
     @classmethod
     def load(cls, run_id: str, store: Store | str | None = None) -> Run:
         st = store if isinstance(store, Store) else Store(store)
-        return cls(st.get_run(run_id), st.load_tasks(run_id), None, st)
+        info = st.get_run(st.resolve(run_id))  # a run id, or latest, latest~1...
+        return cls(info, st.load_tasks(info.run_id), None, st)
 
     def frame(self) -> TrialFrame:
         """The run's trials as columns (see :class:`assay.metrics.TrialFrame`); kept
@@ -229,6 +230,7 @@ async def resume_async(
     ``secrets`` gives again the credential options the store did not keep
     (``{"model_options": {"api_key": ...}, "judge_options": {...}}``)."""
     st = store if isinstance(store, Store) else Store(store)
+    run_id = st.resolve(run_id)
     info = st.get_run(run_id)
     loaded, _ = load_source(info.suite_source)
     if loaded.hash != info.suite_hash:
