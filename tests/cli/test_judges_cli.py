@@ -111,8 +111,8 @@ def test_calibrate_prints_kappa_and_the_verdict(calibrated: Path) -> None:
     text = ok(assay("calibrate", "calibration-demo", "--grader", "explanation", store=calibrated))
     assert f"overall kappa {kappa:.10f} vs threshold 0.7: judge usable" in text
     assert "kappa quadratic" in text and "confusion matrices" in text and "length bias" in text
-    strict = ok(assay("calibrate", "calibration-demo", "--threshold", "0.9", store=calibrated))
-    assert "judge not usable" in strict
+    strict = assay("calibrate", "calibration-demo", "--threshold", "0.9", store=calibrated)
+    assert strict.returncode == 1 and "judge not usable" in strict.stdout  # a gate: exit 1
 
 
 def test_label_interactively_from_piped_answers_then_export(tmp_path: Path) -> None:
@@ -137,8 +137,11 @@ def test_label_interactively_from_piped_answers_then_export(tmp_path: Path) -> N
     # already labelled by ana: nothing is asked again
     again = assay("label", "r1", "--labeller", "ana", store=db, stdin="")
     assert again.returncode == 0 and "saved 0 label(s)" in again.stderr
-    cal = json.loads(ok(assay("calibrate", "r1", "--json", store=db)))
+    calibrated = assay("calibrate", "r1", "--json", store=db)
+    cal = json.loads(calibrated.stdout)
     assert cal["graders"][0]["grader"] == "(trial reward)" and cal["graders"][0]["dimensions"][0]["n"] == 2
+    # the rewards disagree with one label of two: the "judge" is not usable, exit 1
+    assert cal["graders"][0]["verdict"] == "judge not usable" and calibrated.returncode == 1
 
 
 def test_user_mistakes_exit_2_with_a_located_message(tmp_path: Path) -> None:

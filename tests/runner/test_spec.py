@@ -44,6 +44,7 @@ EXAMPLES: dict[str, tuple[list[str], dict[str, Any]]] = {
     "record": (["--record", "tape.jsonl"], {"record": "tape.jsonl"}),
     "replay": (["--replay", "tape.jsonl"], {"replay": "tape.jsonl"}),
     "concurrency": (["-j", "3"], {"concurrency": 3}),
+    "unsafe_no_sandbox": (["--unsafe-no-sandbox"], {"unsafe_no_sandbox": True}),
     "executor": (["--executor", "ray"], {"executor": "ray"}),
     "ray_address": (
         ["--executor", "ray", "--ray-address", "auto"],

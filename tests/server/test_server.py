@@ -21,6 +21,7 @@ from assay.server import Page, create_app
 from assay.store import Store
 from tests.server.support import serving, toy_runs
 from tests.server.synth import synth_run
+from tests.support.cli import assay_main
 
 VOTES = Path(__file__).parents[2] / "examples" / "votes.jsonl"
 
@@ -73,6 +74,21 @@ def test_runs_list_and_run_page(url: str) -> None:
     assert get(url + "/extra") == (200, "<p>a screen of a plugin</p>")
     status, html = get(url + "/label")
     assert status == 200 and "No run in this store has judge verdicts yet" in html
+
+
+def test_one_interval_everywhere(url: str, toy: Store, tmp_path: Path) -> None:
+    """The console, JSON, HTML report and viewer show the same interval for the same
+    figure, and a 100% rate never gets a zero-width interval."""
+    for run_id in ("careful", "flaky"):
+        shown = assay_main("show", run_id, "--json", "--store", toy.url)
+        low, high = json.loads(shown.stdout)["overall"]["success_rate_ci"]
+        assert 0 <= low < high <= 1
+        console = assay_main("show", run_id, "--store", toy.url).stdout
+        assert f"[{100 * low:.1f}, {100 * high:.1f}]" in console
+        report = tmp_path / f"{run_id}.html"
+        assert assay_main("report", run_id, "--html", str(report), "--store", toy.url).code == 0
+        for html in (report.read_text(), get(url + f"/runs/{run_id}")[1]):
+            assert f"95% CI {100 * low:.1f}% – {100 * high:.1f}%" in html
 
 
 def test_task_and_trial_tables_page_filter_and_sort(url: str) -> None:

@@ -207,7 +207,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
         elif fault.kind.isdigit():
             status = int(fault.kind)
             kind = "api_error" if status >= 500 else "invalid_request_error"
-            self._json(status, self._error_body(api, kind, f"error {status} (fake)"))
+            message = f"error {status} (fake)"
+            if status == 401:  # as real endpoints do: quote the key back, masked
+                key = (self.headers.get("authorization") or "").removeprefix("Bearer ")
+                key = key or self.headers.get("x-api-key") or ""
+                message = f"Incorrect API key provided: {key[:8]}{'*' * 20}{key[-4:]}"
+            self._json(status, self._error_body(api, kind, message))
         elif fault.kind == "drop":
             self.close_connection = True
             with contextlib.suppress(OSError):

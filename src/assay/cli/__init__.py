@@ -10,18 +10,6 @@ import sys
 import typer
 
 from ..errors import AssayError, HarnessError
-from . import decide as _decide  # noqa: F401  (registers its commands)
-from . import imports as _imports  # noqa: F401
-from . import judges as _judges  # noqa: F401
-from . import probe as _probe  # noqa: F401
-from . import prompt as _prompt  # noqa: F401
-from . import rank as _rank  # noqa: F401
-from . import records as _records  # noqa: F401
-from . import redact as _redact  # noqa: F401
-from . import report as _report  # noqa: F401
-from . import robustness as _robustness  # noqa: F401
-from . import run as _run  # noqa: F401
-from . import view as _view  # noqa: F401
 from .app import app, err
 
 __all__ = ["app", "main"]

@@ -13,13 +13,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.prompt import Prompt
 from rich.table import Table
 
+from ..compare.judging import calibrate, judge_runs
 from ..core.results import TrialResult
 from ..errors import AssayError
-from ..graders.calibration import TRIAL, GraderCalibration, calibrate
+from ..graders.calibration import TRIAL, GraderCalibration
 from ..graders.files import GraderFileError
 from ..graders.judge import label_dimensions
 from ..graders.judge_prompt import render_transcript
-from ..graders.pairwise import judge_runs, write_battles
+from ..graders.pairwise import write_battles
 from ..graders.registry import is_judge_kind
 from ..graders.rubric import load_rubric
 from ..llm.spec import shared_model
@@ -223,6 +224,7 @@ def calibrate_run(
     as_json: JsonOpt = False,
 ) -> None:
     """Judge vs human: agreement, Cohen's kappa, weighted kappas, confusion matrices, verdict.
+    Exit 1 when a judge is not usable (kappa below the threshold), as a gate would.
 
     Example: assay calibrate RUN_ID --grader explanation --threshold 0.7
     """
@@ -236,9 +238,11 @@ def calibrate_run(
         print_json(
             {"schema": "assay.calibration/1", "run_id": run_id, "graders": [c.to_dict() for c in report]}
         )
-        return
-    for cal in report:
-        _render(cal)
+    else:
+        for cal in report:
+            _render(cal)
+    if any(cal.verdict == "judge not usable" for cal in report):
+        raise typer.Exit(1)
 
 
 @app.command("judge-pairwise")
@@ -292,7 +296,14 @@ def judge_pairwise(
         )
     if out_path:
         write_battles(out_path, report.battles)
-    summary = {"run_a": run_a, "run_b": run_b, "judges": judge, "out": out_path, **report.summary()}
+    summary = {
+        "schema": "assay.pairwise/1",
+        "run_a": run_a,
+        "run_b": run_b,
+        "judges": judge,
+        "out": out_path,
+        **report.summary(),
+    }
     if as_json:
         print_json(summary)
         return

@@ -60,7 +60,15 @@ def show(
         tools = [spec.to_openai() for spec in domain.toolkit.specs("agent")]
     version = prompt_version(text)
     if as_json:
-        print_json({"task": chosen.id, "prompt_version": version, "system_prompt": text, "tools": tools})
+        print_json(
+            {
+                "schema": "assay.prompt/1",
+                "task": chosen.id,
+                "prompt_version": version,
+                "system_prompt": text,
+                "tools": tools,
+            }
+        )
         return
     print(f"# task {chosen.id} · prompt version {version}\n")
     print(text)

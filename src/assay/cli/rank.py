@@ -118,7 +118,7 @@ def rank(
         window: Literal["week", "month"] = "month" if history == "month" else "week"
         result["history"] = rating_history(battles, window, how, prior=prior or 0.01, k=k)
     if as_json:
-        print_json(result)
+        print_json({"schema": "assay.ranking/1", **result})
         return
     out.print(_ratings_table(result))
     if result["n_failed_resamples"]:

@@ -277,7 +277,9 @@ def validate(
         suite = load_suite(path)
     except SuiteError as exc:
         if as_json:
-            print_json({"ok": False, "problems": [p.__dict__ for p in exc.problems]})
+            print_json(
+                {"schema": "assay.validate/1", "ok": False, "problems": [p.__dict__ for p in exc.problems]}
+            )
         else:
             for problem in exc.problems:
                 print(problem)
@@ -290,6 +292,7 @@ def validate(
     if as_json:
         print_json(
             {
+                "schema": "assay.validate/1",
                 "ok": True,
                 "suite": suite.name,
                 "version": suite.version,
@@ -318,14 +321,14 @@ def runs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """
     rows = Store(store).list_runs()
     if as_json:
-        print_json(rows)
+        print_json({"schema": "assay.runs/1", "runs": rows})
     else:
         render_runs(rows, out)
 
 
 @app.command()
 def show(
-    run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`).")],
+    run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`), or latest, latest~1...")],
     task: Annotated[
         str | None, typer.Option("--task", help="Show this task's trials and a transcript.")
     ] = None,
@@ -347,6 +350,7 @@ def show(
         else:
             render_summary(summary, out)
         return
+    run_id = st.resolve(run_id)
     st.get_run(run_id)
     results = st.load_results(run_id, task)
     chosen = pick_trial(results, run_id, task, trial)
@@ -356,6 +360,7 @@ def show(
 
         print_json(
             {
+                "schema": "assay.task-trials/1",
                 "trials": TypeAdapter(list[TrialResult]).dump_python(results, mode="json"),
                 "transcript": TypeAdapter(type(transcript)).dump_python(transcript, mode="json")
                 if transcript

@@ -65,6 +65,12 @@ RUN_OPTIONS: list[tuple[str, Any, tuple[str, ...], str]] = [
     ("pricing", str | None, ("--pricing",), "Pricing YAML file (USD per million tokens)."),
     ("record", str | None, ("--record",), "Record every model exchange to this cassette file."),
     ("replay", str | None, ("--replay",), "Replay model exchanges from this cassette file."),
+    (
+        "unsafe_no_sandbox",
+        bool | None,
+        ("--unsafe-no-sandbox",),
+        "Run untrusted code (code tasks) on the host, without the sandbox (docs/code.md).",
+    ),
     ("concurrency", int | None, ("--concurrency", "-j"), "Trials running at once (default 8)."),
     ("executor", str | None, ("--executor",), "Where trials run: local (asyncio) or ray (docs/scale.md)."),
     (

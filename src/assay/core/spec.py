@@ -81,6 +81,8 @@ class RunSpec(_Strict):
     pricing: str | None = None
     record: str | None = None
     replay: str | None = None
+    unsafe_no_sandbox: bool = False
+    """Run untrusted code (code tasks) on the host, without the bubblewrap sandbox."""
     concurrency: int = Field(8, ge=1, le=10_000)
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None

@@ -44,6 +44,7 @@ from ..llm.meter import CallRecord, Meter, use_meter
 from ..users.llm import simulator_errors
 from ..users.simulator import STOP_TOKENS, UserContext, UserSimulator
 from ..users.specs import user_factory
+from .scrubbing import scrub_trial
 from .tracing import Tracer
 
 
@@ -63,6 +64,8 @@ class RunContext:
     judges: tuple[str, ...] = ()
     judge_options: dict[str, Any] = field(default_factory=dict)
     faults: dict[str, Any] | None = None  # a FaultPlan as JSON (assay.envs.faults)
+    secrets: tuple[str, ...] = ()
+    """Credential values of the run's options: scrubbed from everything a trial records."""
 
 
 @dataclass
@@ -260,6 +263,8 @@ async def run_trial(job: TrialJob) -> TrialResult:
     )
     outcome = _outcome(trial)
     grades = await _grade(trial, transcript, outcome)
+    if job.run.secrets:  # an endpoint that rejects a key may quote it back
+        scrub_trial(transcript, outcome, grades, job.run.secrets)
     return _result(trial, transcript, outcome, grades, tracer.close())
 
 
