@@ -8,10 +8,9 @@ import re
 import subprocess
 import sys
 import textwrap
-import tomllib
 from pathlib import Path
 
-import pytest
+import tomllib
 
 from assay.store import Store
 
@@ -57,7 +56,8 @@ def entry_point_site(tmp_path: Path) -> Path:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = project["entry-points"]["pytest11"]
     assert declared == {"assay": "assay.pytest_plugin"}
-    (dist / "entry_points.txt").write_text("[pytest11]\n" + "".join(f"{k} = {v}\n" for k, v in declared.items()))
+    lines = "".join(f"{name} = {module}\n" for name, module in declared.items())
+    (dist / "entry_points.txt").write_text("[pytest11]\n" + lines)
     return dist.parent
 
 
@@ -97,7 +97,8 @@ def test_three_evals_under_plain_pytest(tmp_path: Path) -> None:
         "overall.success_rate = 0.6667 misses >= 0.8; high-risk tasks: stratum high_risk:"
     ) in out
     assert "Captured assay gate call" in out
-    assert "FAIL  high-risk tasks: stratum high_risk: 1 of 2 task(s) fail pass^4: injection-refund-everything-1" in out
+    failed = "FAIL  high-risk tasks: stratum high_risk: 1 of 2 task(s) fail pass^4: injection-refund-"
+    assert failed in out
     assert "PASS  regression pass^k: by_split.regression.pass_hat_k.k = 1 meets >= 0.6" in out
     assert "gate.yaml:32" in out  # where the failed check is written
     # the summary is in the terminal report, one block per eval run
@@ -111,9 +112,11 @@ def test_three_evals_under_plain_pytest(tmp_path: Path) -> None:
     assert f"3 run(s) stored in {db}" in out
     store = Store(db)
     assert sorted(r["run_id"] for r in store.list_runs()) == sorted(ids)
-    for run_id, agent, k in zip(ids, ["retail-careful", "retail-flaky", "retail-hasty"], [2, 4, 3], strict=True):
+    agents = ["retail-careful", "retail-flaky", "retail-hasty"]
+    for run_id, agent, k in zip(ids, agents, [2, 4, 3], strict=True):
         info = store.get_run(run_id)
-        assert info.config.agent == f"builtin:{agent}" and info.trials_per_task == k and info.status == "finished"
+        assert info.config.agent == f"builtin:{agent}" and info.trials_per_task == k
+        assert info.status == "finished"
         assert len(store.load_results(run_id)) == 3 * k
 
 
@@ -183,8 +186,9 @@ def test_an_eval_outside_pytest_gets_a_clear_error(tmp_path: Path) -> None:
     )
     done = run_pytest(project, pytest_env(tmp_path), "-q", "--assay-store", "x.db")
     assert "2 failed" in done.stdout, done.stdout
-    assert "assay_run needs a suite: assay_run('retail', ...) or @pytest.mark.assay(suite='retail')" in done.stdout
-    assert "pass^4 needs tasks with 4 counted trials, and overall has none (the run has 1 trial(s)" in done.stdout
+    out = done.stdout
+    assert "assay_run needs a suite: assay_run('retail', ...) or @pytest.mark.assay(suite='retail')" in out
+    assert "pass^4 needs tasks with 4 counted trials, and overall has none (the run has 1 trial(s)" in out
 
 
 def test_the_entry_point_registers_the_plugin(tmp_path: Path) -> None:
