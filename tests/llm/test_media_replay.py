@@ -4,6 +4,7 @@ no base64 in the cassette, exact replay."""
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,15 @@ async def test_cassette_replays_media_exactly_without_base64(server: FakeLLMServ
         with pytest.raises(CassetteMiss, match="not in the cassette"):
             await offline.complete(ask(big_png(3)), [], CONFIG)
     assert server.request_count == 2
+
+
+def test_stored_transcripts_do_not_carry_media() -> None:
+    """Transcripts and run records keep their format: media parts are left out."""
+    from assay.core.transcript import Transcript
+    from assay.store.codec import decode_transcript, encode_transcript
+
+    plain = Transcript([Message("user", "Grade this.")])
+    with_media = Transcript([Message("user", "Grade this.", media=[PNG, WAV])])
+    assert encode_transcript(with_media) == encode_transcript(plain)
+    assert b"media" not in zlib.decompress(encode_transcript(with_media))
+    assert decode_transcript(encode_transcript(with_media)).messages[0].media == []

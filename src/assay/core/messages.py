@@ -5,7 +5,10 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 Role = Literal["system", "user", "assistant", "tool"]
 Modality = Literal["text", "image", "audio"]
@@ -80,9 +83,11 @@ class Message:
     error: bool = False
     images: list[str] = field(default_factory=list)
     """Image parts (URLs or ``data:`` URIs) that accompany ``content``."""
-    media: list[Media] = field(default_factory=list)
+    media: Annotated[list[Media], Field(exclude=True), SkipJsonSchema()] = field(default_factory=list)
     """Binary parts (images, audio) that accompany ``content``, in order, after ``images``.
-    User messages only: providers refuse them elsewhere."""
+    User messages only: providers refuse them elsewhere. Not stored with transcripts
+    (stored transcripts and run records are as before); request hashes, cassettes and
+    the cache know each part by its SHA-256."""
 
     @property
     def text(self) -> str:
