@@ -57,9 +57,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_site(folder)), str(ROOT / "src")])}
+        argv = [sys.executable, "-c", IMPORT]
         imports = [
-            float(subprocess.run([sys.executable, "-c", IMPORT], env=env, capture_output=True, text=True).stdout)
-            for _ in range(runs)
+            float(subprocess.run(argv, env=env, capture_output=True, text=True).stdout) for _ in range(runs)
         ]
         pytest = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
         with_plugin: list[float] = []

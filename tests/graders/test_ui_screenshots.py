@@ -18,10 +18,7 @@ from assay.runner.api import run
 ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "examples" / "ui-screenshots"
 
-pytestmark = [
-    pytest.mark.skipif(chromium_path() is None, reason="no Chromium; run scripts/install-browser.sh"),
-    pytest.mark.filterwarnings("ignore::ResourceWarning"),
-]
+pytestmark = pytest.mark.skipif(chromium_path() is None, reason="no Chromium; run scripts/install-browser.sh")
 
 
 @pytest.fixture
