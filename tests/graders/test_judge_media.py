@@ -211,6 +211,15 @@ async def test_missing_or_unusable_files_fail_the_agent_harness_limits_skip(tmp_
     assert wrong_kind.passed is False and "no image attachment to judge layout from" in wrong_kind.reason
 
 
+async def test_attachments_are_judged_when_the_agent_wrote_no_text() -> None:
+    silent = Transcript([Message("user", "Take the screenshot."), Message("assistant", "")])
+    with FakeLLMServer(sequence(verdict(layout=4, wording=4))) as srv:
+        g = openai_grader(srv, {"rubric": IMAGE_RUBRIC, "attach": ["card.png"]})
+        result = await g.grade(TASK, silent, Outcome("user_stop", final_state=files({"card.png": PNG})))
+        text = srv.requests[0][1]["messages"][1]["content"][0]["text"]
+    assert result.passed is True and "(no text: judge the attachments)" in text
+
+
 async def test_suite_files_are_attached(tmp_path: Path) -> None:
     (tmp_path / "mocks").mkdir()
     (tmp_path / "mocks" / "design.png").write_bytes(PNG)

@@ -236,7 +236,9 @@ class JudgeGrader(Grader[JudgeParams]):
         p: JudgeParams = self.params
         answer = answer_of(transcript, p.target)
         if not answer.strip():
-            return "the agent produced no output to judge"
+            if not p.attach:
+                return "the agent produced no output to judge"
+            answer = "(no text: judge the attachments)"
         reference = p.reference if p.reference is not None else task.reference.answer
         if p.mode == "reference" and reference is None:
             return "reference mode, but the task has no reference answer"
