@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from .messages import Message, ToolCall
 
-SpanKind = Literal["trial", "agent", "llm", "tool", "user", "grader"]
+SpanKind = Literal["trial", "turn", "agent", "llm", "tool", "user", "grader"]
 
 
 @dataclass(slots=True)

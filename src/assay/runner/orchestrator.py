@@ -32,6 +32,7 @@ from ..core.task import Limits, Task
 from ..core.transcript import Transcript
 from ..envs.environment import Environment
 from ..envs.faults import FAULT_ATTRIBUTE, wrap_with_faults
+from ..envs.replay import REPLAY_ATTRIBUTE, with_replay
 from ..envs.registry import get_domain
 from ..envs.state import Snapshot, State, diff, state_hash
 from ..envs.tools import InvalidToolCall, ToolError
@@ -139,7 +140,7 @@ class _Conversation:
             raise _Stop(STOP_TOKENS[token])  # type: ignore[arg-type]
 
     async def execute(self, call: ToolCall, caller: str = "agent") -> Message:
-        span = self.tracer.start("tool", call.name, caller=caller, args=call.arguments)
+        span = self.tracer.start("tool", call.name, caller=caller, args=call.arguments, call_id=call.id)
         error = False
         acall = getattr(self.env, "acall", None)  # environments whose tools block (sandboxes)
         try:
@@ -159,6 +160,9 @@ class _Conversation:
         fault = getattr(self.env, "last_fault", None)  # an injected fault: the agent's to handle
         if fault is not None:
             span.attributes[FAULT_ATTRIBUTE] = fault
+        replayed = getattr(self.env, "last_replay", None)  # a replay environment: recorded or not
+        if replayed is not None:
+            span.attributes[REPLAY_ATTRIBUTE] = replayed
         self.tracer.end(span)
         return Message("tool", content, tool_call_id=call.id, name=call.name, error=error)
 
@@ -169,7 +173,9 @@ class _Conversation:
 
     def reject(self, call: ToolCall, problem: str) -> Message:
         """Answer a tool call whose arguments the model garbled, without running it."""
-        span = self.tracer.start("tool", call.name, caller="agent", args=call.arguments, error="invalid")
+        span = self.tracer.start(
+            "tool", call.name, caller="agent", args=call.arguments, error="invalid", call_id=call.id
+        )
         span.attributes["malformed"] = problem
         self.tracer.end(span)
         content = f"Error: the arguments of this {call.name} call are not valid JSON ({problem})"
@@ -186,10 +192,11 @@ class _Conversation:
             except Exception as exc:
                 self.tracer.end(span, repr(exc))
                 raise _classify(exc, "agent") from exc
-            self.tracer.end(span)
+            span.attributes["respond_s"] = self.tracer.now() - span.start  # the step spans its tool calls
             if not turn.tool_calls:
                 self.messages.append(Message("assistant", turn.text))
                 self.turns += 1
+                self.tracer.end(span)
                 return
             allowed = turn.tool_calls[: max(0, max_calls - self.tool_calls)]
             if len(allowed) < len(turn.tool_calls):
@@ -201,6 +208,7 @@ class _Conversation:
                     self.messages.append(self.reject(call, turn.invalid[call.id]))
                 else:
                     self.messages.append(await self.execute(call))
+            self.tracer.end(span)
             if len(allowed) < len(turn.tool_calls):
                 raise _Stop("max_tool_calls")
 
@@ -270,6 +278,7 @@ async def _play(trial: _Trial) -> None:
     domain = get_domain(run.domain)
     now = task.as_of or trial.started.replace(tzinfo=None)
     env = wrap_with_faults(domain.environment(task, now), run.faults, job.trial.seed)
+    env = with_replay(env, task)  # a conversation imported from traces: recorded tool outputs
     env.reset(task.initial_state.seed)
     trial.env, trial.initial = env, env.snapshot()
     try:
@@ -403,10 +412,10 @@ async def _within(coro: Any, seconds: float) -> None:
 
 
 def _llm_span(tracer: Tracer, record: CallRecord, epoch: float) -> None:
-    """Each model call becomes an ``llm`` span with its tokens, cost and retries."""
-    span = tracer.start("llm", record.model, role=record.role)
-    span.start = max(0.0, record.started_at - epoch)
-    span.end = max(span.start, record.ended_at - epoch)
+    """Each model call becomes an ``llm`` span with its tokens, cost and retries, under
+    the step, user turn or grading that made it."""
+    start = max(0.0, record.started_at - epoch)
+    span = tracer.add("llm", record.model, start, max(start, record.ended_at - epoch), role=record.role)
     u = record.usage
     span.attributes.update(
         input_tokens=u.input_tokens if u else None,
