@@ -21,6 +21,7 @@ from . import redact as _redact  # noqa: F401
 from . import report as _report  # noqa: F401
 from . import robustness as _robustness  # noqa: F401
 from . import run as _run  # noqa: F401
+from . import traces as _traces  # noqa: F401
 from . import view as _view  # noqa: F401
 from .app import app, err
 

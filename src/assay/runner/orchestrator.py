@@ -45,6 +45,7 @@ from ..llm.meter import CallRecord, Meter, use_meter
 from ..users.llm import simulator_errors
 from ..users.simulator import STOP_TOKENS, UserContext, UserSimulator
 from ..users.specs import user_factory
+from .prompts import PromptSnapshots
 from .tracing import Tracer
 
 
@@ -237,6 +238,7 @@ class _Trial:
     initial: State | Snapshot | None = None
     conv: _Conversation | None = None
     prompt_version: str | None = None
+    prompts: PromptSnapshots = field(default_factory=PromptSnapshots)
     termination: Termination = "harness_error"
     error: str | None = None
     root_cause: str | None = None
@@ -247,8 +249,9 @@ async def run_trial(job: TrialJob) -> TrialResult:
     they become the trial's termination reason."""
     started = datetime.now(timezone.utc)
     tracer = Tracer(job.task.id)
-    meter = Meter(on_record=lambda record: _llm_span(tracer, record, started.timestamp()))
-    trial = _Trial(job, started, tracer, meter, prompt_version=job.run.config.prompt_version)
+    prompts = PromptSnapshots()
+    meter = Meter(on_record=lambda record: _llm_span(tracer, record, started.timestamp(), prompts))
+    trial = _Trial(job, started, tracer, meter, prompt_version=job.run.config.prompt_version, prompts=prompts)
     try:
         await _play(trial)
     except _Stop as stop:
@@ -264,7 +267,10 @@ async def run_trial(job: TrialJob) -> TrialResult:
             "HARNESS",
         )
     transcript = Transcript(
-        trial.conv.messages if trial.conv else [], tracer.spans, started.isoformat(timespec="milliseconds")
+        trial.conv.messages if trial.conv else [],
+        tracer.spans,
+        started.isoformat(timespec="milliseconds"),
+        prompts.texts,
     )
     outcome = _outcome(trial)
     grades = await _grade(trial, transcript, outcome)
@@ -297,6 +303,7 @@ async def _play(trial: _Trial) -> None:
     except Exception as exc:
         raise _classify(exc, "agent") from exc
     trial.prompt_version = getattr(agent, "prompt_version", None) or trial.prompt_version
+    trial.prompts.declare("agent", agent, trial.prompt_version)
     user = user_factory(run.config.user)(
         UserContext(
             task,
@@ -306,6 +313,7 @@ async def _play(trial: _Trial) -> None:
             model_options=dict(run.model_options),
         )
     )
+    trial.prompts.declare("user", user)
     trial.conv = _Conversation(job, env, agent, user, trial.tracer, trial.meter)
     await _within(trial.conv.run(), job.limits.timeout_s)
 
@@ -411,7 +419,7 @@ async def _within(coro: Any, seconds: float) -> None:
         await coro
 
 
-def _llm_span(tracer: Tracer, record: CallRecord, epoch: float) -> None:
+def _llm_span(tracer: Tracer, record: CallRecord, epoch: float, prompts: PromptSnapshots) -> None:
     """Each model call becomes an ``llm`` span with its tokens, cost and retries, under
     the step, user turn or grading that made it."""
     start = max(0.0, record.started_at - epoch)
@@ -426,6 +434,7 @@ def _llm_span(tracer: Tracer, record: CallRecord, epoch: float) -> None:
         cached=record.cached,
         source=record.source,
         ttft_s=record.ttft_s,
+        **prompts.attributes(record),
     )
     span.error = record.error
 
