@@ -107,10 +107,9 @@ class PhoenixServer:
         while time.monotonic() - started < self.timeout:
             if self.proc.poll() is not None:
                 raise PhoenixError(f"phoenix exited with {self.proc.returncode}:\n{self.tail()}")
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(self.url + "/healthz", timeout=2) as response:
-                    if response.status == 200:
-                        return
+            with contextlib.suppress(OSError), urllib.request.urlopen(self.url + "/healthz", timeout=2) as r:
+                if r.status == 200:
+                    return
             time.sleep(0.5)
         raise PhoenixError(f"phoenix was not ready after {self.timeout:.0f} s:\n{self.tail()}")
 

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+import assay
 from tests.support.fake_llm_server import FakeLLMServer
 from tests.support.phoenix import PhoenixServer, phoenix_executable
 from tests.support.scripted_brain import brain
-
-import assay
 
 PRICING = "models:\n  scripted: {input: 3.0, output: 15.0, cache_read: 0.3}\n"
 LLM_TASKS = ["refund-in-window-email", "cancel-pending", "old-order-15-days"]
@@ -38,7 +38,12 @@ def llm_run(srv: FakeLLMServer, tmp: Path, **fields: object) -> assay.Run:
     """The retail suite with the LLM agent and LLM user behind the fake endpoint."""
     pricing = tmp / "pricing.yaml"
     pricing.write_text(PRICING)
-    options = {"base_url": srv.openai_base_url, "api_key": "test", "pricing": str(pricing), "backoff_base_s": 0.01}
+    options = {
+        "base_url": srv.openai_base_url,
+        "api_key": "test",
+        "pricing": str(pricing),
+        "backoff_base_s": 0.01,
+    }
     fields.setdefault("task_ids", LLM_TASKS)
     return assay.run(
         "retail",

@@ -9,9 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.cli import assay_main
-from tests.support.planted import GENERATORS, build_corpus
-from tests.support.redaction_eval import leak, strings
 
 import assay
 from assay.core.messages import Message, ToolCall
@@ -20,6 +17,9 @@ from assay.core.transcript import Span, Transcript
 from assay.redact.checks import alnum
 from assay.traces import TraceExporter
 from assay.traces.readers import read_file
+from tests.support.cli import assay_main
+from tests.support.planted import GENERATORS, build_corpus
+from tests.support.redaction_eval import leak, strings
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,9 @@ def otlp_spans(path: Path) -> list[dict[str, Any]]:
 def test_otlp_json_export_of_a_stored_run(retail_run: tuple[assay.Run, Path], tmp_path: Path) -> None:
     run, store = retail_run
     target = tmp_path / "run.otlp.jsonl"
-    out = assay_main("export-traces", "exp", "--format", "otlp-json", "-o", str(target), "--store", str(store), "--json")
+    out = assay_main(
+        "export-traces", "exp", "--format", "otlp-json", "-o", str(target), "--store", str(store), "--json"
+    )
     assert out.code == 0, out.stderr
     counts = json.loads(out.stdout)
     spans = otlp_spans(target)
@@ -104,7 +106,7 @@ def test_otlp_json_export_of_a_stored_run(retail_run: tuple[assay.Run, Path], tm
 
 
 def test_no_redact_sends_content_as_it_is(retail_run: tuple[assay.Run, Path], tmp_path: Path) -> None:
-    run, store = retail_run
+    _run, store = retail_run
     target = tmp_path / "raw.otlp.jsonl"
     out = assay_main("export-traces", "exp", "-o", str(target), "--no-redact", "--store", str(store))
     assert out.code == 0, out.stderr
@@ -114,7 +116,9 @@ def test_no_redact_sends_content_as_it_is(retail_run: tuple[assay.Run, Path], tm
 
 def test_export_traces_usage_errors(retail_run: tuple[assay.Run, Path], tmp_path: Path) -> None:
     _, store = retail_run
-    both = assay_main("export-traces", "exp", "-o", "x", "--otel-endpoint", "http://127.0.0.1:1", "--store", str(store))
+    both = assay_main(
+        "export-traces", "exp", "-o", "x", "--otel-endpoint", "http://127.0.0.1:1", "--store", str(store)
+    )
     assert both.code == 2 and "either --otel-endpoint" in both.err
     bad = assay_main("export-traces", "exp", "--otel-endpoint", "127.0.0.1:6006", "--store", str(store))
     assert bad.code == 2 and "http://" in bad.err
@@ -214,7 +218,12 @@ def test_planted_secrets_and_personal_data_never_leave(
     contexts = Counter(r.context for r in corpus for _ in r.planted)
     assert sum(planted.values()) >= 500 and len(planted) >= 10 and set(planted) == set(GENERATORS)
     assert set(contexts) == {"transcript", "tool_output", "error"}
-    leaks = [(item.kind, r.context, item.phrase) for r in corpus for item in r.planted if leak(item, texts, compact)]
+    leaks = [
+        (item.kind, r.context, item.phrase)
+        for r in corpus
+        for item in r.planted
+        if leak(item, texts, compact)
+    ]
     assert leaks == [], leaks[:10]
     assert counts.redacted_values >= sum(planted.values())
     # every trace that held planted data is flagged

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tests.support.cli import assay_main
 from tests.support.fake_llm_server import FakeLLMServer
 from tests.support.phoenix import PhoenixServer
@@ -47,7 +48,9 @@ def _check_trial_trace(spans: list[dict[str, Any]], result: Any) -> None:
     kinds = defaultdict(list)
     for s in spans:
         kinds[_kind(s)].append(s)
-    assert kinds["turn"] and all(parent_kind(s) == "trial" and s["span_kind"] == "CHAIN" for s in kinds["turn"])
+    assert kinds["turn"] and all(
+        parent_kind(s) == "trial" and s["span_kind"] == "CHAIN" for s in kinds["turn"]
+    )
     assert all(parent_kind(s) == "turn" and s["span_kind"] == "AGENT" for s in kinds["agent"])
     assert all(parent_kind(s) == "turn" for s in kinds["user"])
     assert kinds["tool"], "the retail tasks call tools"
@@ -56,7 +59,11 @@ def _check_trial_trace(spans: list[dict[str, Any]], result: Any) -> None:
         assert s["attributes"]["tool.name"] == s["name"]
         args = json.loads(s["attributes"]["input.value"])
         # Phoenix stores tool.parameters parsed, and its API flattens them: tool.parameters.KEY
-        flat = {k.removeprefix("tool.parameters."): v for k, v in s["attributes"].items() if k.startswith("tool.parameters.")}
+        flat = {
+            k.removeprefix("tool.parameters."): v
+            for k, v in s["attributes"].items()
+            if k.startswith("tool.parameters.")
+        }
         assert flat == {k: v for k, v in args.items() if not isinstance(v, (list, dict))}
     assert kinds["llm"]
     for s in kinds["llm"]:

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support.cli import assay_main
-from tests.support.fake_llm_server import FakeLLMServer
 
 import assay.agents.llm as llm_agent
 from assay.core.hashing import stable_hash
+from tests.support.cli import assay_main
+from tests.support.fake_llm_server import FakeLLMServer
 
 from .conftest import llm_run
 
@@ -25,7 +25,9 @@ def test_prompt_diff_of_two_prompt_versions(
     a = llm_run(llm_server, tmp_path, task_ids=["cancel-pending"], run_id="prompt-a")
     template = llm_agent.PROMPT_TEMPLATE.replace("# Current time", NEW_RULE + "\n\n# Current time")
     monkeypatch.setattr(llm_agent, "PROMPT_TEMPLATE", template)
-    monkeypatch.setattr(llm_agent, "TEMPLATE_VERSION", f"{llm_agent.PROMPT_TEMPLATE_ID}:{stable_hash(template, 12)}")
+    monkeypatch.setattr(
+        llm_agent, "TEMPLATE_VERSION", f"{llm_agent.PROMPT_TEMPLATE_ID}:{stable_hash(template, 12)}"
+    )
     b = llm_run(llm_server, tmp_path, task_ids=["cancel-pending"], run_id="prompt-b", prompt_version="v2")
     # every agent call carries the template id and the hashes of what it sent
     for run, version in ((a, None), (b, llm_agent.TEMPLATE_VERSION)):
@@ -46,7 +48,9 @@ def test_prompt_diff_of_two_prompt_versions(
     assert f"+{NEW_RULE}" in out.stdout and "# agent" in out.stdout
     assert "tools:" not in out.stdout  # the tool definitions did not change
     data = json.loads(assay_main("prompt", "diff", "prompt-a", "prompt-b", "--store", store, "--json").stdout)
-    assert data["same"] is False and "system" in data["roles"]["agent"] and "tools" not in data["roles"]["agent"]
+    assert (
+        data["same"] is False and "system" in data["roles"]["agent"] and "tools" not in data["roles"]["agent"]
+    )
     same = assay_main("prompt", "diff", "prompt-a", "prompt-a", "--store", store)
     assert "are the same" in same.stdout
     compared = assay_main("compare", "prompt-a", "prompt-b", "--store", store, "--json")

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.cli import assay_main
 
 import assay
 from assay.core.task import RecordedCall, Replay
@@ -19,6 +18,7 @@ from assay.envs.replay import RECORDED, REPEATED, UNRECORDED, ReplayEnvironment,
 from assay.envs.tools import ToolError
 from assay.graders.replay import calls_made
 from assay.store import Store
+from tests.support.cli import assay_main
 
 TASKS = [
     "refund-in-window-email",
@@ -70,7 +70,9 @@ def test_same_agent_replays_with_no_divergence_and_the_same_rewards(recorded: di
     assert recorded["import"]["tasks"] == len(rewards) == recorded["import"]["matched_to_suite_tasks"]
     report = _replay(recorded, "same", "--agent", "builtin:retail-flaky", "-p", "slip=0.35")
     assert report["trials"] == len(rewards)
-    assert report["no_divergence"] == report["trials"], [r for r in report["trials_detail"] if r["diverged_at"]]
+    assert report["no_divergence"] == report["trials"], [
+        r for r in report["trials_detail"] if r["diverged_at"]
+    ]
     assert report["same_reward"] == report["recorded_rewards"] == report["trials"]
     for row in report["trials_detail"]:
         assert row["reward"] == rewards[row["task_id"]] == row["recorded_reward"]
@@ -92,7 +94,7 @@ def test_hasty_agent_diverges_at_the_first_differing_call(recorded: dict[str, An
         before = [(c.name, c.arguments) for c in original[row["task_id"]].tool_calls()]
         after = [(c.name, c.arguments) for c in new.tool_calls()]
         # the first position where the two call sequences differ, computed here directly
-        first = next((i for i, (a, b) in enumerate(zip(before, after)) if a != b), None)
+        first = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b), None)
         if first is None and len(before) != len(after):
             first = min(len(before), len(after))
         expected = None if first is None else first + 1
@@ -124,6 +126,7 @@ def test_unrecorded_calls_get_an_error_or_the_live_domain(recorded: dict[str, An
 
     assert UNRECORDED in replies("hasty-error") and "unrecorded-live" not in replies("hasty-error")
     assert "unrecorded-live" in replies("hasty-live") and UNRECORDED not in replies("hasty-live")
+
     # an error tells the agent the call was not recorded; the live domain answers instead
     def said(run_id: str, text: str) -> bool:
         return any(
@@ -149,7 +152,11 @@ def _jsonl_conversations(recorded: dict[str, Any]) -> list[dict[str, Any]]:
             msg: dict[str, Any] = {"role": m.role, "content": m.content}
             if m.tool_calls:  # OpenAI's wire form: arguments as a JSON string
                 msg["tool_calls"] = [
-                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                    }
                     for c in m.tool_calls
                 ]
             if m.role == "tool":
@@ -239,7 +246,9 @@ def test_divergence_positions() -> None:
     assert same.first is None and same.unrecorded == same.unused == 0
     skipped = divergence(replay, [("a", {}, "agent"), ("c", {}, "agent")])
     assert skipped.first is not None and skipped.first.index == 1 and skipped.unused == 1
-    extra = divergence(replay, [("a", {}, "agent"), ("b", {}, "agent"), ("c", {}, "agent"), ("d", {}, "agent")])
+    extra = divergence(
+        replay, [("a", {}, "agent"), ("b", {}, "agent"), ("c", {}, "agent"), ("d", {}, "agent")]
+    )
     assert extra.first is not None and extra.first.index == 3 and extra.first.recorded is None
     assert extra.unrecorded == 1
     assert calls_made(assay.core.transcript.Transcript()) == []

@@ -95,13 +95,19 @@ def diff(
     for role, entry in result["roles"].items():
         print(f"# {role}")
         if "templates" in entry:
-            print(f"template: {', '.join(entry['templates']['a']) or '-'} -> {', '.join(entry['templates']['b']) or '-'}")
+            print(
+                f"template: {', '.join(entry['templates']['a']) or '-'} -> "
+                f"{', '.join(entry['templates']['b']) or '-'}"
+            )
         if "system" in entry:
             print(f"system prompt: {entry['system']['a']} -> {entry['system']['b']}")
             print("\n".join(entry["system"]["diff"]) or "(texts not recorded)")
         if "tools" in entry:
             t = entry["tools"]
-            print(f"tools: {t['a']} -> {t['b']} (added {t['added']}, removed {t['removed']}, changed {t['changed']})")
+            print(
+                f"tools: {t['a']} -> {t['b']} (added {t['added']}, removed {t['removed']}, "
+                f"changed {t['changed']})"
+            )
             print("\n".join(t["diff"]))
     if result["same"]:
         print(f"the prompts of {run_a} and {run_b} are the same")

@@ -42,12 +42,16 @@ def export_traces(
     run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`).")],
     otel_endpoint: Annotated[
         str | None,
-        typer.Option("--otel-endpoint", help="OTLP/HTTP endpoint: Phoenix http://127.0.0.1:6006, a collector..."),
+        typer.Option(
+            "--otel-endpoint", help="OTLP/HTTP endpoint: Phoenix http://127.0.0.1:6006, a collector..."
+        ),
     ] = None,
     fmt: Annotated[
         str | None, typer.Option("--format", help="otlp-json: write OTLP-JSON lines to -o FILE.")
     ] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (--format otlp-json).")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="File to write (--format otlp-json).")
+    ] = None,
     project: Annotated[
         str | None,
         typer.Option("--project", help="Phoenix project (default $PHOENIX_PROJECT_NAME, else 'assay')."),
@@ -84,7 +88,9 @@ def export_traces(
         print_json({"run_id": run_id, "target": target, "redacted": redact is not False, **counts.as_dict()})
     else:
         state = "not redacted" if redact is False else f"{counts.redacted_values} value(s) redacted"
-        err.print(f"exported run {run_id}: {counts.traces} traces, {counts.spans} spans to {target} ({state})")
+        err.print(
+            f"exported run {run_id}: {counts.traces} traces, {counts.spans} spans to {target} ({state})"
+        )
     if counts.failed_batches:
         raise AssayError(f"{counts.failed_batches} batch(es) of spans could not be sent to {target}")
 
@@ -116,7 +122,9 @@ def replay(
     tasks = {t.id: t for t in instantiate(loaded, run.info.seed)}
     rows = replay_rows(run.store, run.run_id, tasks)
     if not rows:
-        raise AssayError(f"suite {loaded.name} has no recorded conversations (import some with assay import traces)")
+        raise AssayError(
+            f"suite {loaded.name} has no recorded conversations (import some with assay import traces)"
+        )
     same = sum(1 for r in rows if r.diverged_at is None)
     with_reward = [r for r in rows if r.recorded_reward is not None]
     equal = sum(1 for r in with_reward if r.reward == r.recorded_reward)
@@ -151,20 +159,29 @@ def replay(
 
 @import_app.command("traces")
 def import_traces_command(
-    paths: Annotated[list[Path], typer.Argument(help="OTLP-JSON, Phoenix span exports or JSONL conversations.")],
+    paths: Annotated[
+        list[Path], typer.Argument(help="OTLP-JSON, Phoenix span exports or JSONL conversations.")
+    ],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the replay suite to.")],
     match: Annotated[
-        str, typer.Option("--match", help="How a new call matches a recorded one: exact (name+arguments) or name.")
+        str,
+        typer.Option(
+            "--match", help="How a new call matches a recorded one: exact (name+arguments) or name."
+        ),
     ] = "exact",
     ignore_arg: Annotated[
-        list[str] | None, typer.Option("--ignore-arg", help="Argument left out of exact matching (repeatable).")
+        list[str] | None,
+        typer.Option("--ignore-arg", help="Argument left out of exact matching (repeatable)."),
     ] = None,
     unrecorded: Annotated[
         str,
-        typer.Option("--unrecorded", help="An unrecorded call gets: error, or live (the suite's live domain)."),
+        typer.Option(
+            "--unrecorded", help="An unrecorded call gets: error, or live (the suite's live domain)."
+        ),
     ] = "error",
     suite: Annotated[
-        str | None, typer.Option("--suite", help="Suite the traces were recorded on (default: the one they name).")
+        str | None,
+        typer.Option("--suite", help="Suite the traces were recorded on (default: the one they name)."),
     ] = None,
     name: Annotated[str | None, typer.Option("--name", help="Name of the replay suite.")] = None,
     no_redact: NoRedactOpt = False,
@@ -197,6 +214,7 @@ def import_traces_command(
     for note in report.notes:
         err.print(f"note: {note}")
     err.print(
-        f"wrote {report.suite_file}: {report.tasks} task(s), {report.matched} matched to their suite's tasks, "
+        f"wrote {report.suite_file}: {report.tasks} task(s), {report.matched} matched to their suite's "
+        "tasks, "
         f"{report.redacted_values} value(s) redacted (run it: assay replay {out_dir})"
     )

@@ -15,6 +15,7 @@ position: the first call that differs is where the run diverged.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -132,16 +133,13 @@ class ReplayEnvironment:
                 self._live_fault = getattr(self.inner, "last_fault", None)
         self.last_replay = UNRECORDED
         raise ToolError(
-            f"no recorded output for {name}({_short(args)}): this call was not in the recorded "
-            "conversation"
+            f"no recorded output for {name}({_short(args)}): this call was not in the recorded conversation"
         )
 
     def _shadow(self, name: str, args: dict[str, Any], for_: Caller) -> None:
         """Apply a recorded call to the live domain (its answer is not used)."""
-        try:
+        with contextlib.suppress(ToolError):  # the recording got an error too, or the world differs
             self.inner.call(name, args, for_)
-        except ToolError:
-            pass  # the recorded conversation got an error too, or the live world differs
 
     def snapshot(self) -> State | Snapshot:
         return self.inner.snapshot()

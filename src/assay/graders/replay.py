@@ -42,7 +42,9 @@ class ReplayGrader(Grader[Params]):
             "unused_recorded_calls": float(report.unused),
         }
         if report.first is None:
-            return self.result(True, f"the {report.made} recorded call(s) were made in order", metrics=metrics)
+            return self.result(
+                True, f"the {report.made} recorded call(s) were made in order", metrics=metrics
+            )
         metrics["first_divergence"] = float(report.first.index + 1)
         return self.result(
             False,

@@ -32,8 +32,8 @@ from ..core.task import Limits, Task
 from ..core.transcript import Transcript
 from ..envs.environment import Environment
 from ..envs.faults import FAULT_ATTRIBUTE, wrap_with_faults
-from ..envs.replay import REPLAY_ATTRIBUTE, with_replay
 from ..envs.registry import get_domain
+from ..envs.replay import REPLAY_ATTRIBUTE, with_replay
 from ..envs.state import Snapshot, State, diff, state_hash
 from ..envs.tools import InvalidToolCall, ToolError
 from ..errors import AssayError, HarnessError

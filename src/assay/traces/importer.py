@@ -109,7 +109,9 @@ def _task_id(conv: Conversation, taken: set[str]) -> str:
     return candidate
 
 
-def _suite_tasks(conversations: list[Conversation], options: ImportOptions, notes: list[str]) -> tuple[Any, dict[tuple[str, str], Task]]:
+def _suite_tasks(
+    conversations: list[Conversation], options: ImportOptions, notes: list[str]
+) -> tuple[Any, dict[tuple[str, str], Task]]:
     """The suite the conversations were recorded on, and its tasks by (run seed, id)."""
     from ..suites.instantiate import instantiate
     from ..suites.loader import load_suite
@@ -127,7 +129,10 @@ def _suite_tasks(conversations: list[Conversation], options: ImportOptions, note
         return None, {}
     hashes = {str(c.source["suite_hash"]) for c in conversations if c.source.get("suite_hash")}
     if hashes and suite.hash not in hashes:
-        notes.append(f"suite {suite.name} has changed since the recording (hash {suite.hash} not {', '.join(sorted(hashes))})")
+        notes.append(
+            f"suite {suite.name} has changed since the recording "
+            f"(hash {suite.hash} not {', '.join(sorted(hashes))})"
+        )
     tasks: dict[tuple[str, str], Task] = {}
     for seed in sorted({str(c.source.get("run_seed", "0")) for c in conversations}):
         for task in instantiate(suite, int(seed)):
@@ -174,7 +179,9 @@ def import_traces(paths: list[Path], out_dir: Path, options: ImportOptions | Non
     options = options or ImportOptions()
     conversations = read_conversations(paths)
     if not conversations:
-        raise AssayError(f"no conversation found in {', '.join(map(str, paths))} (no user message, no tool call)")
+        raise AssayError(
+            f"no conversation found in {', '.join(map(str, paths))} (no user message, no tool call)"
+        )
     notes: list[str] = []
     kinds: Counter[str] = Counter()
     if options.redact is not False:
@@ -187,7 +194,11 @@ def import_traces(paths: list[Path], out_dir: Path, options: ImportOptions | Non
     for conv in conversations:
         key = (str(conv.source.get("run_seed", "0")), str(conv.source.get("task_id")))
         base = originals.get(key)
-        if base is not None and conv.source.get("task_hash") and base.input_hash() != conv.source["task_hash"]:
+        if (
+            base is not None
+            and conv.source.get("task_hash")
+            and base.input_hash() != conv.source["task_hash"]
+        ):
             notes.append(f"task {key[1]} has changed since the recording: graded by replay alone")
             base = None
         matched += base is not None
@@ -198,7 +209,9 @@ def import_traces(paths: list[Path], out_dir: Path, options: ImportOptions | Non
             fh.write(json.dumps(_task_json(task), ensure_ascii=False, separators=(",", ":")) + "\n")
     suite_file = out_dir / "suite.yaml"
     suite_file.write_text(yaml.safe_dump(_suite_yaml(options, suite, paths, conversations), sort_keys=False))
-    return ImportReport(suite_file, len(tasks), matched, sum(kinds.values()), dict(sorted(kinds.items())), notes)
+    return ImportReport(
+        suite_file, len(tasks), matched, sum(kinds.values()), dict(sorted(kinds.items())), notes
+    )
 
 
 def _task_json(task: Task) -> dict[str, Any]:
@@ -207,7 +220,9 @@ def _task_json(task: Task) -> dict[str, Any]:
     return data
 
 
-def _suite_yaml(options: ImportOptions, suite: Any, paths: list[Path], conversations: list[Conversation]) -> dict[str, Any]:
+def _suite_yaml(
+    options: ImportOptions, suite: Any, paths: list[Path], conversations: list[Conversation]
+) -> dict[str, Any]:
     agents = Counter(str(c.source["agent"]) for c in conversations if c.source.get("agent"))
     defaults: dict[str, Any] = {"trials": 1, "user": "scripted"}
     if agents:
@@ -218,12 +233,16 @@ def _suite_yaml(options: ImportOptions, suite: Any, paths: list[Path], conversat
         defaults["limits"] = suite.defaults.limits.model_dump(mode="json", exclude_defaults=True)
         defaults["data_seed"] = suite.defaults.data_seed
         defaults["timezone"] = suite.defaults.timezone
-    name = options.name or (f"{suite.name}-replay" if suite is not None else f"replay-{paths[0].stem.split('.')[0]}")
+    name = options.name or (
+        f"{suite.name}-replay" if suite is not None else f"replay-{paths[0].stem.split('.')[0]}"
+    )
     data: dict[str, Any] = {
         "name": name,
         "version": "1",
         "domain": suite.domain if suite is not None else None,
-        "description": f"Recorded conversations imported from {', '.join(p.name for p in paths)} (assay import traces).",
+        "description": (
+            f"Recorded conversations imported from {', '.join(p.name for p in paths)} (assay import traces)."
+        ),
         "defaults": defaults,
         "task_files": [TASKS_FILE],
     }

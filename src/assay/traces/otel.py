@@ -47,7 +47,9 @@ def traces_url(endpoint: str) -> str:
     return url if url.endswith("/v1/traces") else url + "/v1/traces"
 
 
-def http_exporter(endpoint: str, headers: dict[str, str] | None = None, timeout_s: float = 10.0) -> SpanExporter:
+def http_exporter(
+    endpoint: str, headers: dict[str, str] | None = None, timeout_s: float = 10.0
+) -> SpanExporter:
     """The SDK's OTLP/HTTP (protobuf) span exporter for ``endpoint``."""
     _require()
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -86,8 +88,12 @@ class OtlpJsonExporter:
     (the OpenTelemetry Collector's file format)."""
 
     def __init__(self, target: str | Path | IO[str]):
-        self._own = not hasattr(target, "write")
-        self._fh: IO[str] = open(target, "w", encoding="utf-8") if self._own else target  # type: ignore[arg-type]  # noqa: SIM115
+        self._own = isinstance(target, (str, Path))
+        self._fh: IO[str] = (
+            open(target, "w", encoding="utf-8")  # noqa: SIM115  (closed by shutdown)
+            if isinstance(target, (str, Path))
+            else target
+        )
         self._lock = threading.Lock()
         self.lines = 0
 
@@ -160,7 +166,9 @@ class OtelEmitter:
             id_generator=self._ids,  # type: ignore[arg-type]
         )
         processor = (
-            BatchSpanProcessor(exporter, max_queue_size=65536, max_export_batch_size=512, schedule_delay_millis=500)
+            BatchSpanProcessor(
+                exporter, max_queue_size=65536, max_export_batch_size=512, schedule_delay_millis=500
+            )
             if batch
             else SimpleSpanProcessor(exporter)
         )
@@ -180,10 +188,14 @@ class OtelEmitter:
             for s in trace.spans:
                 context = None
                 if s.parent is not None:
-                    parent = SpanContext(trace.trace_id, trace.span_id(s.parent), is_remote=False, trace_flags=flags)
+                    parent = SpanContext(
+                        trace.trace_id, trace.span_id(s.parent), is_remote=False, trace_flags=flags
+                    )
                     context = api.set_span_in_context(api.NonRecordingSpan(parent))
                 self._ids.trace_id, self._ids.span_id = trace.trace_id, trace.span_id(s.key)
-                links = [Link(run_link)] if s.parent is None and trace.run_trace_id != trace.trace_id else None
+                links = (
+                    [Link(run_link)] if s.parent is None and trace.run_trace_id != trace.trace_id else None
+                )
                 span = self._tracer.start_span(
                     s.name,
                     context=context,

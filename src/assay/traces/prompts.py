@@ -38,7 +38,11 @@ def run_prompts(store: Store, run_id: str) -> RunPrompts:
                 if s.kind != "llm":
                     continue
                 role = str(s.attributes.get("role") or "agent")
-                for key, target in (("prompt_template", out.templates), ("system_hash", out.systems), ("tools_hash", out.tools)):
+                for key, target in (
+                    ("prompt_template", out.templates),
+                    ("system_hash", out.systems),
+                    ("tools_hash", out.tools),
+                ):
                     value = s.attributes.get(key)
                     if value:
                         target.setdefault(role, Counter())[str(value)] += 1
@@ -50,14 +54,20 @@ def _common(counter: Counter[str] | None) -> str | None:
 
 
 def _tool_lines(definitions: Any) -> list[str]:
-    return json.dumps(definitions, indent=2, ensure_ascii=False, sort_keys=True).splitlines() if definitions else []
+    return (
+        json.dumps(definitions, indent=2, ensure_ascii=False, sort_keys=True).splitlines()
+        if definitions
+        else []
+    )
 
 
 def prompt_diff(a: RunPrompts, b: RunPrompts) -> dict[str, Any]:
     """The differences, per role: template ids, system prompts (a unified diff of the
     most used one of each run), tool definitions (names added/removed/changed, and a
     diff). ``same`` is true when nothing differs."""
-    roles = sorted(set(a.systems) | set(b.systems) | set(a.templates) | set(b.templates) | set(a.tools) | set(b.tools))
+    roles = sorted(
+        set(a.systems) | set(b.systems) | set(a.templates) | set(b.templates) | set(a.tools) | set(b.tools)
+    )
     out: dict[str, Any] = {
         "run_a": a.run_id,
         "run_b": b.run_id,
@@ -79,7 +89,12 @@ def prompt_diff(a: RunPrompts, b: RunPrompts) -> dict[str, Any]:
                 "b": sb,
                 "diff": list(
                     difflib.unified_diff(
-                        str(text_a).splitlines(), str(text_b).splitlines(), f"{a.run_id} ({sa})", f"{b.run_id} ({sb})", lineterm="", n=2
+                        str(text_a).splitlines(),
+                        str(text_b).splitlines(),
+                        f"{a.run_id} ({sa})",
+                        f"{b.run_id} ({sb})",
+                        lineterm="",
+                        n=2,
                     )
                 ),
             }
@@ -95,7 +110,11 @@ def prompt_diff(a: RunPrompts, b: RunPrompts) -> dict[str, Any]:
                 "added": sorted(set(by_b) - set(by_a)),
                 "removed": sorted(set(by_a) - set(by_b)),
                 "changed": sorted(n for n in set(by_a) & set(by_b) if by_a[n] != by_b[n]),
-                "diff": list(difflib.unified_diff(_tool_lines(defs_a), _tool_lines(defs_b), a.run_id, b.run_id, lineterm="", n=2)),
+                "diff": list(
+                    difflib.unified_diff(
+                        _tool_lines(defs_a), _tool_lines(defs_b), a.run_id, b.run_id, lineterm="", n=2
+                    )
+                ),
             }
         if entry:
             out["roles"][role] = entry

@@ -156,7 +156,7 @@ def _phoenix_span(s: dict[str, Any]) -> RawSpan:
     """A span of Phoenix's REST API / client (``context``, ``span_kind``, ``attributes``),
     or a row of its spans dataframe (``context.span_id``, ``attributes.KEY`` columns)."""
     flat = flatten(s)
-    context = s.get("context") if isinstance(s.get("context"), dict) else {}
+    context: dict[str, Any] = s["context"] if isinstance(s.get("context"), dict) else {}
     attrs = {k[len("attributes.") :]: v for k, v in flat.items() if k.startswith("attributes.")}
     if not attrs and isinstance(s.get("attributes"), dict):
         attrs = flatten(s["attributes"])
@@ -233,7 +233,7 @@ def read_file(path: str | Path) -> tuple[list[RawSpan], list[Conversation]]:
 
 
 def _call_of(raw: dict[str, Any], where: str) -> tuple[str, str, dict[str, Any]]:
-    fn = raw.get("function") if isinstance(raw.get("function"), dict) else raw
+    fn: dict[str, Any] = raw["function"] if isinstance(raw.get("function"), dict) else raw
     name = fn.get("name")
     if not isinstance(name, str) or not name:
         raise TraceFileError(f"{where}: tool_calls: each call needs a name")
@@ -338,7 +338,9 @@ def _assay_conversation(trace_id: str, spans: list[RawSpan]) -> Conversation | N
         "timezone": a.get("assay.timezone"),
         "agent": a.get("gen_ai.agent.name"),
     }
-    conv = Conversation(str(a.get("assay.task_id") or trace_id), source={k: v for k, v in source.items() if v is not None})
+    conv = Conversation(
+        str(a.get("assay.task_id") or trace_id), source={k: v for k, v in source.items() if v is not None}
+    )
     for s in spans:
         kind = s.attributes.get("assay.span.kind")
         if kind == "user" and s.attributes.get("output.value") is not None:
@@ -416,7 +418,9 @@ def _oi_message(m: dict[str, Any]) -> dict[str, Any]:
     for c in m.get("tool_calls") or []:
         call = c.get("tool_call", c) if isinstance(c, dict) else {}
         fn = call.get("function") or {}
-        calls.append({"id": call.get("id") or "", "name": fn.get("name"), "arguments": fn.get("arguments") or {}})
+        calls.append(
+            {"id": call.get("id") or "", "name": fn.get("name"), "arguments": fn.get("arguments") or {}}
+        )
     out: dict[str, Any] = {"role": m.get("role") or "user", "content": m.get("content") or ""}
     if calls:
         out["tool_calls"] = calls

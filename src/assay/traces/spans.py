@@ -127,7 +127,10 @@ def _assistant_output(m: Message) -> str:
     if not m.tool_calls:
         return m.content
     return _json(
-        {"content": m.content, "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in m.tool_calls]}
+        {
+            "content": m.content,
+            "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in m.tool_calls],
+        }
     )
 
 
