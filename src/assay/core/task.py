@@ -101,6 +101,40 @@ class InitialState(_Strict):
     records: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
 
 
+class RecordedCall(_Strict):
+    """A tool call as it was recorded in a conversation, with the output it got."""
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    output: str = ""
+    error: bool = False
+    caller: Literal["agent", "user"] = "agent"
+
+
+class Replay(_Strict):
+    """A recorded conversation to run again (``assay import traces``, docs/traces.md):
+    the user's lines in order, the tool calls with their recorded outputs, and how a new
+    run's calls are matched to them.
+
+    ``match``: ``exact`` (name and arguments, after dropping ``ignore_arguments``) or
+    ``name`` (the name only). ``unrecorded``: what a call that matches no recorded one
+    gets: ``error`` (an error message, the divergence recorded) or ``live`` (the suite's
+    live domain answers it). ``shadow``: also apply recorded calls to the live domain,
+    when the suite has one, so its state follows the conversation (state graders)."""
+
+    user_turns: list[str] = Field(default_factory=list)
+    calls: list[RecordedCall] = Field(default_factory=list)
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    """Tool definitions as recorded (``{name, description, parameters}``): what the agent
+    sees when the suite has no live domain (default: inferred from the calls)."""
+    match: Literal["exact", "name"] = "exact"
+    ignore_arguments: list[str] = Field(default_factory=list)
+    unrecorded: Literal["error", "live"] = "error"
+    shadow: bool = True
+    source: dict[str, Any] = Field(default_factory=dict)
+    """Where the conversation was recorded: trace id, run id, task id, trial, reward."""
+
+
 class Task(_Strict):
     """One verifiable problem. Templated tasks name a ``template`` and are made
     concrete (ids, names, amounts, reference) by the suite loader for a given seed."""
@@ -121,6 +155,9 @@ class Task(_Strict):
     template: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     instances: int = Field(1, ge=1, le=100_000)
+    replay: Replay | None = None
+    """A recorded conversation: the scripted user says its lines, the environment serves
+    its recorded tool outputs (docs/traces.md)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     _input_hash: str | None = PrivateAttr(default=None)
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from .messages import Message, ToolCall
 
-SpanKind = Literal["trial", "agent", "llm", "tool", "user", "grader"]
+SpanKind = Literal["trial", "turn", "agent", "llm", "tool", "user", "grader"]
 
 
 @dataclass(slots=True)
@@ -35,6 +35,9 @@ class Transcript:
     messages: list[Message] = field(default_factory=list)
     spans: list[Span] = field(default_factory=list)
     started_at: str = ""
+    prompts: dict[str, Any] = field(default_factory=dict)
+    """Prompt snapshots of the trial's model calls: ``system:HASH`` -> system prompt,
+    ``tools:HASH`` -> tool definitions (llm spans carry the hashes)."""
 
     def tool_calls(self) -> list[ToolCall]:
         """The agent's tool calls, in order."""

@@ -36,6 +36,7 @@ GRADERS: Registry[type[Grader[Any]]] = Registry(
         "faithfulness": "assay.graders.rag_generation:FaithfulnessGrader",
         "answer_correctness": "assay.graders.rag_generation:AnswerCorrectnessGrader",
         "tests": "assay.graders.tests:TestsGrader",
+        "replay": "assay.graders.replay:ReplayGrader",
     },
 )
 

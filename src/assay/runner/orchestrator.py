@@ -33,6 +33,7 @@ from ..core.transcript import Transcript
 from ..envs.environment import Environment
 from ..envs.faults import FAULT_ATTRIBUTE, wrap_with_faults
 from ..envs.registry import get_domain
+from ..envs.replay import REPLAY_ATTRIBUTE, with_replay
 from ..envs.state import Snapshot, State, diff, state_hash
 from ..envs.tools import InvalidToolCall, ToolError
 from ..errors import AssayError, HarnessError
@@ -44,6 +45,7 @@ from ..llm.meter import CallRecord, Meter, use_meter
 from ..users.llm import simulator_errors
 from ..users.simulator import STOP_TOKENS, UserContext, UserSimulator
 from ..users.specs import user_factory
+from .prompts import PromptSnapshots
 from .scrubbing import scrub_trial
 from .tracing import Tracer
 
@@ -142,7 +144,7 @@ class _Conversation:
             raise _Stop(STOP_TOKENS[token])  # type: ignore[arg-type]
 
     async def execute(self, call: ToolCall, caller: str = "agent") -> Message:
-        span = self.tracer.start("tool", call.name, caller=caller, args=call.arguments)
+        span = self.tracer.start("tool", call.name, caller=caller, args=call.arguments, call_id=call.id)
         error = False
         acall = getattr(self.env, "acall", None)  # environments whose tools block (sandboxes)
         try:
@@ -162,6 +164,9 @@ class _Conversation:
         fault = getattr(self.env, "last_fault", None)  # an injected fault: the agent's to handle
         if fault is not None:
             span.attributes[FAULT_ATTRIBUTE] = fault
+        replayed = getattr(self.env, "last_replay", None)  # a replay environment: recorded or not
+        if replayed is not None:
+            span.attributes[REPLAY_ATTRIBUTE] = replayed
         self.tracer.end(span)
         return Message("tool", content, tool_call_id=call.id, name=call.name, error=error)
 
@@ -172,7 +177,9 @@ class _Conversation:
 
     def reject(self, call: ToolCall, problem: str) -> Message:
         """Answer a tool call whose arguments the model garbled, without running it."""
-        span = self.tracer.start("tool", call.name, caller="agent", args=call.arguments, error="invalid")
+        span = self.tracer.start(
+            "tool", call.name, caller="agent", args=call.arguments, error="invalid", call_id=call.id
+        )
         span.attributes["malformed"] = problem
         self.tracer.end(span)
         content = f"Error: the arguments of this {call.name} call are not valid JSON ({problem})"
@@ -189,10 +196,11 @@ class _Conversation:
             except Exception as exc:
                 self.tracer.end(span, repr(exc))
                 raise _classify(exc, "agent") from exc
-            self.tracer.end(span)
+            span.attributes["respond_s"] = self.tracer.now() - span.start  # the step spans its tool calls
             if not turn.tool_calls:
                 self.messages.append(Message("assistant", turn.text))
                 self.turns += 1
+                self.tracer.end(span)
                 return
             allowed = turn.tool_calls[: max(0, max_calls - self.tool_calls)]
             if len(allowed) < len(turn.tool_calls):
@@ -204,6 +212,7 @@ class _Conversation:
                     self.messages.append(self.reject(call, turn.invalid[call.id]))
                 else:
                     self.messages.append(await self.execute(call))
+            self.tracer.end(span)
             if len(allowed) < len(turn.tool_calls):
                 raise _Stop("max_tool_calls")
 
@@ -232,6 +241,7 @@ class _Trial:
     initial: State | Snapshot | None = None
     conv: _Conversation | None = None
     prompt_version: str | None = None
+    prompts: PromptSnapshots = field(default_factory=PromptSnapshots)
     termination: Termination = "harness_error"
     error: str | None = None
     root_cause: str | None = None
@@ -242,8 +252,9 @@ async def run_trial(job: TrialJob) -> TrialResult:
     they become the trial's termination reason."""
     started = datetime.now(timezone.utc)
     tracer = Tracer(job.task.id)
-    meter = Meter(on_record=lambda record: _llm_span(tracer, record, started.timestamp()))
-    trial = _Trial(job, started, tracer, meter, prompt_version=job.run.config.prompt_version)
+    prompts = PromptSnapshots()
+    meter = Meter(on_record=lambda record: _llm_span(tracer, record, started.timestamp(), prompts))
+    trial = _Trial(job, started, tracer, meter, prompt_version=job.run.config.prompt_version, prompts=prompts)
     try:
         await _play(trial)
     except _Stop as stop:
@@ -259,7 +270,10 @@ async def run_trial(job: TrialJob) -> TrialResult:
             "HARNESS",
         )
     transcript = Transcript(
-        trial.conv.messages if trial.conv else [], tracer.spans, started.isoformat(timespec="milliseconds")
+        trial.conv.messages if trial.conv else [],
+        tracer.spans,
+        started.isoformat(timespec="milliseconds"),
+        prompts.texts,
     )
     outcome = _outcome(trial)
     grades = await _grade(trial, transcript, outcome)
@@ -275,6 +289,7 @@ async def _play(trial: _Trial) -> None:
     domain = get_domain(run.domain)
     now = task.as_of or trial.started.replace(tzinfo=None)
     env = wrap_with_faults(domain.environment(task, now), run.faults, job.trial.seed)
+    env = with_replay(env, task)  # a conversation imported from traces: recorded tool outputs
     env.reset(task.initial_state.seed)
     trial.env, trial.initial = env, env.snapshot()
     try:
@@ -293,6 +308,7 @@ async def _play(trial: _Trial) -> None:
     except Exception as exc:
         raise _classify(exc, "agent") from exc
     trial.prompt_version = getattr(agent, "prompt_version", None) or trial.prompt_version
+    trial.prompts.declare("agent", agent, trial.prompt_version)
     user = user_factory(run.config.user)(
         UserContext(
             task,
@@ -302,6 +318,7 @@ async def _play(trial: _Trial) -> None:
             model_options=dict(run.model_options),
         )
     )
+    trial.prompts.declare("user", user)
     trial.conv = _Conversation(job, env, agent, user, trial.tracer, trial.meter)
     await _within(trial.conv.run(), job.limits.timeout_s)
 
@@ -407,11 +424,11 @@ async def _within(coro: Any, seconds: float) -> None:
         await coro
 
 
-def _llm_span(tracer: Tracer, record: CallRecord, epoch: float) -> None:
-    """Each model call becomes an ``llm`` span with its tokens, cost and retries."""
-    span = tracer.start("llm", record.model, role=record.role)
-    span.start = max(0.0, record.started_at - epoch)
-    span.end = max(span.start, record.ended_at - epoch)
+def _llm_span(tracer: Tracer, record: CallRecord, epoch: float, prompts: PromptSnapshots) -> None:
+    """Each model call becomes an ``llm`` span with its tokens, cost and retries, under
+    the step, user turn or grading that made it."""
+    start = max(0.0, record.started_at - epoch)
+    span = tracer.add("llm", record.model, start, max(start, record.ended_at - epoch), role=record.role)
     u = record.usage
     span.attributes.update(
         input_tokens=u.input_tokens if u else None,
@@ -422,6 +439,7 @@ def _llm_span(tracer: Tracer, record: CallRecord, epoch: float) -> None:
         cached=record.cached,
         source=record.source,
         ttft_s=record.ttft_s,
+        **prompts.attributes(record),
     )
     span.error = record.error
 

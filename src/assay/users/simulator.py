@@ -58,5 +58,5 @@ class UserContext:
 UserFactory = Callable[[UserContext], UserSimulator]
 
 USERS: Registry[UserFactory] = Registry(
-    "user simulator", "USERS", {"scripted": "assay.users.scripted:ScriptedUser"}
+    "user simulator", "USERS", {"scripted": "assay.users.replay:scripted_user"}
 )
