@@ -23,6 +23,8 @@ AGENTS: Registry[Any] = Registry(
         "humaneval-canonical": "assay.domains.code.agents:HumanEvalCanonical",
         "humaneval-mutant": "assay.domains.code.agents:HumanEvalMutant",
         "code-bugfix-reference": "assay.domains.code.agents:BugfixReference",
+        "gold-replay": "assay.agents.oracle:GoldReplayAgent",
+        "replay": "assay.agents.oracle:RecordedAgent",
     },
 )
 
@@ -44,6 +46,8 @@ def _factory_for(obj: Any, spec: str) -> AgentFactory:
     version = getattr(obj, "prompt_version", None)
     if isinstance(version, str):
         factory.prompt_version = version  # type: ignore[attr-defined]
+    if getattr(obj, "oracle", False) is True:
+        factory.oracle = True  # type: ignore[attr-defined]
     return factory
 
 

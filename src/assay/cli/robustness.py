@@ -129,7 +129,7 @@ def robustness(
         faulted.results,
         transcripts,
         k_max=base.info.trials_per_task,
-        write_tools=get_domain(resolved.suite.domain).toolkit.write_tools(),
+        write_tools=get_domain(resolved.suite.domain_ref).toolkit.write_tools("agent"),
     )
     report.update(
         agent=resolved.config.agent,

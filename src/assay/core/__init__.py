@@ -1,7 +1,7 @@
 """Pure data types of assay. No I/O; imports nothing else of assay."""
 
 from .hashing import canonical_json, derive_seed, stable_hash
-from .messages import Message, Role, ToolCall, ToolSpec
+from .messages import Message, Requestor, Role, ToolCall, ToolSpec
 from .registry import Registry, import_object
 from .results import (
     EXCLUDED_TERMINATIONS,
@@ -23,10 +23,14 @@ from .task import (
     SPLITS,
     STRATA,
     Action,
+    DomainSource,
     GraderSpec,
+    HistoryCall,
+    HistoryMessage,
     InitialState,
     Limits,
     Reference,
+    Speaker,
     Split,
     Stratum,
     Suite,
@@ -45,19 +49,24 @@ __all__ = [
     "Action",
     "Config",
     "DecideSpec",
+    "DomainSource",
     "GradeResult",
     "GraderSpec",
+    "HistoryCall",
+    "HistoryMessage",
     "InitialState",
     "Limits",
     "Message",
     "Outcome",
     "Reference",
+    "Requestor",
     "Registry",
     "Role",
     "RootCause",
     "RunInfo",
     "RunSpec",
     "Span",
+    "Speaker",
     "SpanKind",
     "Split",
     "Stratum",

@@ -147,7 +147,7 @@ def _checked_faults(spec: RunSpec, suite: LoadedSuite) -> FaultPlan | None:
     """The run's fault plan; every tool it names must exist in the suite's domain."""
     plan = load_fault_plan(spec.faults if spec.faults is not None else suite.defaults.faults)
     if plan:
-        tools = set(get_domain(suite.domain).toolkit.names())
+        tools = set(get_domain(suite.domain_ref).toolkit.names())
         for rule in plan.rules:
             if rule.tool != "*" and rule.tool not in tools:
                 known = ", ".join(sorted(tools)) or "none"
