@@ -144,6 +144,8 @@ class DomainContext:
     """The policy file's text ('' when none is named)."""
     data: list[Path]
     """The data files named (folders expanded), in order."""
+    data_paths: list[Path]
+    """The data files and folders as named (resolved, folders not expanded)."""
     keys: dict[str, str]
     options: dict[str, Any]
     version: str
@@ -321,6 +323,7 @@ def _build(ref: LocalDomainRef, files: list[Path]) -> LoadedLocalDomain:
         name=source.name or ref.suite_name or root.name,
         policy=policy,
         data=data_files(root, source),
+        data_paths=[_inside(root, d, "data") for d in source.data],
         keys=dict(source.keys),
         options=dict(source.options),
         version=version,
