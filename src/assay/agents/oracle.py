@@ -7,8 +7,9 @@ rather than being under test.
   the user to do it, naming the tool, as the scripted user expects. Then it says what the
   task's ``communicate`` graders require and ends. On a faithful port with consistent
   graders every task whose reference is complete scores 1.
-* ``builtin:replay`` says a recorded conversation's agent messages in order (see
-  :mod:`assay.users.recorded`; ``assay regrade`` uses it with the ``replay`` user).
+* ``recorded:MODEL`` says a recorded conversation's agent messages in order (see
+  :mod:`assay.users.recorded`; ``assay regrade`` uses it with the ``replay`` user);
+  ``MODEL`` names the model that recorded it (the run's configuration shows it).
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ AGENTS: Registry[Any] = Registry(
         "humaneval-mutant": "assay.domains.code.agents:HumanEvalMutant",
         "code-bugfix-reference": "assay.domains.code.agents:BugfixReference",
         "gold-replay": "assay.agents.oracle:GoldReplayAgent",
-        "replay": "assay.agents.oracle:RecordedAgent",
     },
 )
 
@@ -103,6 +102,10 @@ def agent_factory(spec: str) -> AgentFactory:
         except KeyError as exc:
             raise SpecError(f"agent spec {spec!r}: {exc.args[0]}") from None
         return _factory_for(obj, spec)
+    if kind == "recorded":  # a recorded conversation replayed; MODEL names who recorded it
+        from .oracle import RecordedAgent
+
+        return _factory_for(RecordedAgent, spec)
     if kind == "python":
         if ":" not in rest:
             raise SpecError(f"agent spec {spec!r} must be python:module:factory")
@@ -117,5 +120,5 @@ def agent_factory(spec: str) -> AgentFactory:
         from .llm import llm_agent_factory
 
         return llm_agent_factory(spec)
-    known = ", ".join(["builtin", "python", *PROVIDERS, *sorted(PREFIXES)])
+    known = ", ".join(["builtin", "python", "recorded", *PROVIDERS, *sorted(PREFIXES)])
     raise SpecError(f"agent spec {spec!r}: unknown kind {kind!r}; known kinds: {known}")

@@ -139,8 +139,12 @@ def task_source(suite: LoadedSuite, seed: int, keep: Callable[[Task], bool]) -> 
 
 
 def _model_of(spec: str) -> str | None:
-    """The model id of an LLM-backed spec (``openai:gpt-4o`` -> itself), else None."""
-    return spec if spec.partition(":")[0] in PROVIDERS else None
+    """The model id of an LLM-backed spec (``openai:gpt-4o`` -> itself), of a replayed
+    recording (``recorded:gpt-4.1`` -> ``gpt-4.1``), else None."""
+    kind, _, rest = spec.partition(":")
+    if kind == "recorded":
+        return rest or None
+    return spec if kind in PROVIDERS else None
 
 
 def _checked_faults(spec: RunSpec, suite: LoadedSuite) -> FaultPlan | None:

@@ -200,7 +200,8 @@ def _load_suite(source: str | Path) -> LoadedSuite:
         raise SuiteError(state.problems)
     _hash_files(state.digest, root)
     for path in extra_files:  # what the suite's own domain is built from, wherever it is
-        state.digest.update(f"domain-file:{path}".encode() + b"\0")
+        named = path.relative_to(root.resolve()).as_posix() if path.is_relative_to(root.resolve()) else str(path)
+        state.digest.update(f"domain-file:{named}".encode() + b"\0")
         _hash_content(state.digest, path)
     suite._hash = state.digest.hexdigest()[:16]
     return suite

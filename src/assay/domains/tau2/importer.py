@@ -249,13 +249,14 @@ def _raw_tasks(folder: Path) -> list[Task]:
     return [parse_task(t, str(path)) for t in raw]
 
 
-def suite_header(name: str, folder: Path, fingerprint: str, count: int) -> dict[str, Any]:
+def suite_header(name: str, fingerprint: str, count: int) -> dict[str, Any]:
     base = name.removesuffix("-workflow")
     return {
         "name": f"tau2-{name}",
         "version": f"tau2-{fingerprint}",
         "description": (
-            f"tau2-bench's {base} domain ({count} tasks), imported from {folder} by `assay import tau2`; "
+            f"tau2-bench's {base} domain ({count} tasks, data fingerprint {fingerprint}), imported by "
+            "`assay import tau2`; "
             "tools, policy and evaluation are assay's port of tau2 (docs/tau2.md). tau2-bench: "
             "Sierra Research, MIT license (data/LICENSE)."
         ),
@@ -307,7 +308,7 @@ def import_tau2(data_dir: Path | str, domain: str, out_dir: Path | str) -> Impor
         shutil.copyfile(license_file, data / "LICENSE")
     (out / "tasks").mkdir(parents=True, exist_ok=True)
     (out / TASKS_FILE).write_text(json.dumps(converted, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    header = suite_header(domain, folder, loaded.fingerprint, len(converted))
+    header = suite_header(domain, loaded.fingerprint, len(converted))
     suite_file.write_text(yaml.safe_dump(header, sort_keys=False, allow_unicode=True), encoding="utf-8")
     report = ImportReport(domain, suite_file, len(converted), data_files=copied)
     for t in converted:
