@@ -16,6 +16,7 @@ from . import judges as _judges  # noqa: F401
 from . import prompt as _prompt  # noqa: F401
 from . import rank as _rank  # noqa: F401
 from . import records as _records  # noqa: F401
+from . import regrade as _regrade  # noqa: F401
 from . import report as _report  # noqa: F401
 from . import robustness as _robustness  # noqa: F401
 from . import run as _run  # noqa: F401
