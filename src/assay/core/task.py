@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 Stratum = Literal["normal", "edge", "adversarial", "high_risk"]
 Requestor = Literal["agent", "user"]
@@ -255,6 +264,10 @@ class DomainSource(_Strict):
         return self
 
 
+def _domain_kind(value: Any) -> str:
+    return "registered" if isinstance(value, str) else "own-world"
+
+
 class Suite(_Strict):
     """A versioned golden set, as written. Loading it (``assay.suites.load_suite``)
     gives a :class:`~assay.suites.LoadedSuite`: the same data plus its folder and
@@ -262,7 +275,9 @@ class Suite(_Strict):
 
     name: str = Field(min_length=1)
     version: str = "1"
-    domain: str | DomainSource | None = None
+    domain: Annotated[
+        Annotated[str, Tag("registered")] | Annotated[DomainSource, Tag("own-world")], Discriminator(_domain_kind)
+    ] | None = None
     """A registered domain's name, or the suite's own world (a ``.py`` file of the
     suite, or a :class:`DomainSource` mapping)."""
     description: str = ""

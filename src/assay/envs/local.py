@@ -174,7 +174,7 @@ _CACHE: dict[tuple[Any, ...], LoadedLocalDomain] = {}
 def _inside(root: Path, written: str, what: str) -> Path:
     path = (root / written).resolve() if not Path(written).is_absolute() else Path(written)
     if not path.exists():
-        raise SuiteDomainError(f"{root / 'suite.yaml'}: domain.{what}: {written} does not exist")
+        raise SuiteDomainError(f"{what} {written} does not exist (looked for {path})")
     return path
 
 
