@@ -149,16 +149,22 @@ def test_hash_follows_the_tool_bodies_and_the_records(library: Path) -> None:
     assert load_suite(library).hash == fourth
 
 
-def test_files_outside_the_folder_are_read_only_when_named_and_then_hashed(library: Path, tmp_path: Path) -> None:
+def test_files_outside_the_folder_are_read_only_when_named_and_then_hashed(
+    library: Path, tmp_path: Path
+) -> None:
     shared = tmp_path / "shared-data"
     shared.mkdir()
-    (shared / "extra.json").write_text(json.dumps({"books": [{"id": "b9", "title": "Ulysses", "on_loan": False}]}))
+    (shared / "extra.json").write_text(
+        json.dumps({"books": [{"id": "b9", "title": "Ulysses", "on_loan": False}]})
+    )
     suite_yaml = library / "suite.yaml"
     suite_yaml.write_text(SUITE.replace("data: [data]", f"data: [data, {shared / 'extra.json'}]"))
     loaded = load_suite(library)
     assert get_domain(loaded.domain_ref).base_state(0).get("books", "b9")["title"] == "Ulysses"
     before = loaded.hash
-    (shared / "extra.json").write_text(json.dumps({"books": [{"id": "b9", "title": "Odyssey", "on_loan": False}]}))
+    (shared / "extra.json").write_text(
+        json.dumps({"books": [{"id": "b9", "title": "Odyssey", "on_loan": False}]})
+    )
     assert load_suite(library).hash != before
 
 
@@ -169,10 +175,15 @@ def test_files_outside_the_folder_are_read_only_when_named_and_then_hashed(libra
         (("suite.yaml", "module: tools.py", "module: nope.py"), "domain: module nope.py does not exist"),
         (("data/books.jsonl", '"id": "b2", ', ""), "books[1] has no 'id' field"),
         (("data/books.jsonl", '{"id": "b1"', '{"id": '), "books.jsonl:1: not JSON"),
-        (("suite.yaml", "module: tools.py", "module: tools.py\n  factory: x:y"), "give exactly one of module"),
+        (
+            ("suite.yaml", "module: tools.py", "module: tools.py\n  factory: x:y"),
+            "give exactly one of module",
+        ),
     ],
 )
-def test_problems_of_the_world_are_one_line_each(library: Path, change: tuple[str, str, str], message: str) -> None:
+def test_problems_of_the_world_are_one_line_each(
+    library: Path, change: tuple[str, str, str], message: str
+) -> None:
     name, old, new = change
     path = library / name
     path.write_text(path.read_text().replace(old, new, 1))
@@ -190,7 +201,10 @@ def test_validate_says_which_code_it_imports(library: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "imports (loading the suite runs this code): tools.py (domain)" in proc.stdout
     proc = subprocess.run(
-        [sys.executable, "-m", "assay", "validate", str(library), "--json"], capture_output=True, text=True, env=env
+        [sys.executable, "-m", "assay", "validate", str(library), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert json.loads(proc.stdout)["imports"] == ["tools.py (domain)"]
 

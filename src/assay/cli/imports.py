@@ -44,9 +44,14 @@ def import_humaneval_command(
 
 @import_app.command("tau2")
 def import_tau2_command(
-    path: Annotated[Path, typer.Argument(help="tau2's data folder (data/tau2), a tau2 checkout, or a domain folder.")],
+    path: Annotated[
+        Path, typer.Argument(help="tau2's data folder (data/tau2), a tau2 checkout, or a domain folder.")
+    ],
     domain: Annotated[
-        str, typer.Option("--domain", help="airline, retail, telecom, telecom-workflow, mock or banking_knowledge.")
+        str,
+        typer.Option(
+            "--domain", help="airline, retail, telecom, telecom-workflow, mock or banking_knowledge."
+        ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the suite to.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,

@@ -21,7 +21,8 @@ def regrade(
         Path | None, typer.Option("--suite", help="The imported suite (assay import tau2 ...).")
     ] = None,
     data: Annotated[
-        Path | None, typer.Option("--data", help="Without --suite: tau2's data folder, imported for the occasion.")
+        Path | None,
+        typer.Option("--data", help="Without --suite: tau2's data folder, imported for the occasion."),
     ] = None,
     store: StoreOpt = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="Store the run under this id.")] = None,
@@ -68,14 +69,15 @@ def _print(report: object) -> None:
             continue
         check = report.evaluator[name]
         out.print(
-            f"{name:<15} agreement {a.agreed}/{a.compared}"
-            f"  (port evaluator {check.agreed}/{check.compared})"
+            f"{name:<15} agreement {a.agreed}/{a.compared}  (port evaluator {check.agreed}/{check.compared})"
         )
         for line in a.disagreements[:10]:
             err.print(f"  differs: {escape(line)}")
     if report.needs_judge:
         out.print(f"reward not compared for {report.needs_judge} simulations: NL assertions need --judge")
     if report.mean_reward is not None:
-        recorded = "" if report.recorded_mean_reward is None else f" (recorded {report.recorded_mean_reward:.3f})"
+        recorded = (
+            "" if report.recorded_mean_reward is None else f" (recorded {report.recorded_mean_reward:.3f})"
+        )
         out.print(f"mean reward {report.mean_reward:.3f}{recorded}")
     out.print(f"see it: assay show {escape(report.run_id)} · assay view")

@@ -171,7 +171,9 @@ def validation_problems(exc: Any, located: Located, prefix: PathKey = ()) -> lis
     problems = []
     for err in exc.errors():
         loc = tuple(
-            p for p in err["loc"] if not (isinstance(p, str) and (p.startswith("function-") or p in UNION_TAGS))
+            p
+            for p in err["loc"]
+            if not (isinstance(p, str) and (p.startswith("function-") or p in UNION_TAGS))
         )
         if err["type"] == "extra_forbidden":
             message = "unknown field"

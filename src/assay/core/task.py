@@ -260,7 +260,9 @@ class DomainSource(_Strict):
     @model_validator(mode="after")
     def _one_source(self) -> DomainSource:
         if (self.module is None) == (self.factory is None):
-            raise ValueError("give exactly one of module (a .py file of the suite) or factory (pkg.mod:function)")
+            raise ValueError(
+                "give exactly one of module (a .py file of the suite) or factory (pkg.mod:function)"
+            )
         return self
 
 
@@ -275,9 +277,13 @@ class Suite(_Strict):
 
     name: str = Field(min_length=1)
     version: str = "1"
-    domain: Annotated[
-        Annotated[str, Tag("registered")] | Annotated[DomainSource, Tag("own-world")], Discriminator(_domain_kind)
-    ] | None = None
+    domain: (
+        Annotated[
+            Annotated[str, Tag("registered")] | Annotated[DomainSource, Tag("own-world")],
+            Discriminator(_domain_kind),
+        ]
+        | None
+    ) = None
     """A registered domain's name, or the suite's own world (a ``.py`` file of the
     suite, or a :class:`DomainSource` mapping)."""
     description: str = ""

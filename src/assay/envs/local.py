@@ -343,7 +343,9 @@ def _build(ref: LocalDomainRef, files: list[Path]) -> LoadedLocalDomain:
         make = getattr(module, "make_domain", None)
         domain = make(ctx) if callable(make) else _from_module(module, ctx)
     if not isinstance(domain, Domain):
-        raise SuiteDomainError(f"domain of suite {ref.suite_name or root}: the factory returned {domain!r}, not a Domain")
+        raise SuiteDomainError(
+            f"domain of suite {ref.suite_name or root}: the factory returned {domain!r}, not a Domain"
+        )
     return LoadedLocalDomain(domain, files, modules)
 
 

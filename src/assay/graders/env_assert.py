@@ -58,7 +58,10 @@ class EnvAssertGrader(Grader[EnvAssertParams]):
             if a.name not in known:
                 names = ", ".join(known) or "none"
                 problems.append(
-                    (("assertions", i, "name"), f"unknown {a.requestor} assertion {a.name!r}; assertions: {names}")
+                    (
+                        ("assertions", i, "name"),
+                        f"unknown {a.requestor} assertion {a.name!r}; assertions: {names}",
+                    )
                 )
         return problems
 

@@ -14,7 +14,9 @@ def process_metrics(task: Task, transcript: Transcript) -> dict[str, float]:
     invalid = sum(
         1
         for s in transcript.spans
-        if s.kind == "tool" and s.attributes.get("error") == "invalid" and s.attributes.get("caller") != "user"
+        if s.kind == "tool"
+        and s.attributes.get("error") == "invalid"
+        and s.attributes.get("caller") != "user"
     )
     agent_ids = {c.id for c in calls}
     tool_errors = sum(1 for m in messages if m.role == "tool" and m.error and m.tool_call_id in agent_ids)

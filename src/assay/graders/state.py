@@ -109,14 +109,19 @@ class StateGrader(Grader[StateParams]):
                 return self.result(
                     None, f"cannot build the gold state: {exc}", skipped=True, category="grader_error"
                 )
-            notes = [f"reference action {i} ({name}) failed and was ignored: {error}" for i, name, error in gold.ignored]
+            notes = [
+                f"reference action {i} ({name}) failed and was ignored: {error}"
+                for i, name, error in gold.ignored
+            ]
             verdict = self.compare(final, gold.state)
             if not verdict.match:
                 changes = [c for c in verdict.changes if not is_ignored(c, self.params.ignore)]
                 if changes:
                     problems.append(f"end state differs from gold: {_describe(changes)}")
                 elif verdict.other or not verdict.changes:  # else: every difference is ignored
-                    problems.append("end state differs from gold: " + ("; ".join(verdict.other) or "(no detail)"))
+                    problems.append(
+                        "end state differs from gold: " + ("; ".join(verdict.other) or "(no detail)")
+                    )
         for a in self.params.assertions:
             record = _record(final, a.table, a.key)
             if not a.exists:
@@ -130,7 +135,9 @@ class StateGrader(Grader[StateParams]):
                 )
         metrics = {"ignored_gold_actions": float(len(notes))} if notes else {}
         if problems:
-            return self.result(False, "; ".join(problems + notes), category="wrong_end_state", metrics=metrics)
+            return self.result(
+                False, "; ".join(problems + notes), category="wrong_end_state", metrics=metrics
+            )
         what = "end state matches gold" if self.params.gold else "assertions hold"
         return self.result(True, "; ".join([what, *notes]), metrics=metrics)
 

@@ -200,14 +200,18 @@ def _load_suite(source: str | Path) -> LoadedSuite:
         raise SuiteError(state.problems)
     _hash_files(state.digest, root)
     for path in extra_files:  # what the suite's own domain is built from, wherever it is
-        named = path.relative_to(root.resolve()).as_posix() if path.is_relative_to(root.resolve()) else str(path)
+        named = (
+            path.relative_to(root.resolve()).as_posix() if path.is_relative_to(root.resolve()) else str(path)
+        )
         state.digest.update(f"domain-file:{named}".encode() + b"\0")
         _hash_content(state.digest, path)
     suite._hash = state.digest.hexdigest()[:16]
     return suite
 
 
-def _check_domain(suite: LoadedSuite, root: Path, located: Located, state: _Loaded) -> tuple[bool, list[Path]]:
+def _check_domain(
+    suite: LoadedSuite, root: Path, located: Located, state: _Loaded
+) -> tuple[bool, list[Path]]:
     """Whether the suite's domain can be used, and the files of its own world (if any);
     problems go to ``state``."""
     if isinstance(suite.domain, DomainSource):

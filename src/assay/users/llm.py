@@ -48,11 +48,15 @@ with only {OUT_OF_SCOPE}.
 ```
 """
 #: Added to the guidelines when the user has tools of their own (dual control).
-USER_TOOLS_GUIDELINES = """# Your tools
+USER_TOOLS_GUIDELINES = """\
+# Your tools
 You have tools to act on your own side (your phone, your account) when the agent asks you to.
-- In one message either call a tool or write to the agent, not both. The agent does not see your tool calls or their results: tell the agent what they showed.
-- Call a tool only when the agent asks for that action, or when you need it to answer the agent's question. If the agent asks for several actions, do them one at a time.
-- Never make up what a tool shows: ground every answer about your device on the results of your tool calls. If a tool call fails, fix it and try again.
+- In one message either call a tool or write to the agent, not both. The agent does not see \
+your tool calls or their results: tell the agent what they showed.
+- Call a tool only when the agent asks for that action, or when you need it to answer the \
+agent's question. If the agent asks for several actions, do them one at a time.
+- Never make up what a tool shows: ground every answer about your device on the results of \
+your tool calls. If a tool call fails, fix it and try again.
 
 """
 

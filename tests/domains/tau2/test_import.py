@@ -183,7 +183,9 @@ def test_cli_import(data_dir: Path, tmp_path: Path) -> None:
     try:
         import assay.domains.tau2.banking_knowledge  # noqa: F401
     except ModuleNotFoundError:
-        assert proc.returncode == 2 and "banking_knowledge cannot be imported by this assay yet" in proc.stderr
+        assert (
+            proc.returncode == 2 and "banking_knowledge cannot be imported by this assay yet" in proc.stderr
+        )
         assert "Traceback" not in proc.stderr
     proc = _cli("import", "tau2", str(tmp_path), "--domain", "airline", "-o", str(tmp_path / "a"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

@@ -11,12 +11,12 @@ from typing import Any
 
 import jsonschema
 import pytest
-from tests.support.fake_llm_replies import FakeToolCall, Reply, to_messages
-from tests.support.fake_llm_server import FakeLLMServer
 
 from assay.domains.tau2 import tau2_domain
 from assay.domains.tau2.importer import import_tau2
 from assay.runner.api import run_async
+from tests.support.fake_llm_replies import FakeToolCall, Reply, to_messages
+from tests.support.fake_llm_server import FakeLLMServer
 
 TASK = "[mobile_data_issue]airplane_mode_on|data_mode_off[PERSONA:None]"
 PHONE = "555-123-2002"
@@ -93,7 +93,12 @@ def telecom_suite(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> P
 
 @pytest.mark.parametrize(("agent", "user"), [("openai", "anthropic"), ("anthropic", "openai")])
 async def test_llm_agent_and_llm_user_with_phone_tools(
-    telecom_suite: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str, user: str
+    telecom_suite: Path,
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    agent: str,
+    user: str,
 ) -> None:
     with FakeLLMServer(brain) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)

@@ -32,7 +32,10 @@ FILES = [
 @pytest.fixture(scope="module")
 def suites(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("imported")
-    return {name: import_tau2(data_dir, name, root / name).suite_file.parent for name in ("airline", "retail", "telecom", "mock")}
+    return {
+        name: import_tau2(data_dir, name, root / name).suite_file.parent
+        for name in ("airline", "retail", "telecom", "mock")
+    }
 
 
 @pytest.fixture(scope="module")
@@ -85,16 +88,37 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_cli_regrade_then_show_compare_and_report(root: Path, data_dir: Path, tmp_path: Path) -> None:
     db = str(tmp_path / "cli.db")
     sims = root / "simulations"
-    one = _cli("regrade", str(sims / "airline_gpt-4.1_20tasks.json"), "--format", "tau2", "--data", str(data_dir),
-               "--store", db, "--run-id", "gpt41", "--json")
+    one = _cli(
+        "regrade",
+        str(sims / "airline_gpt-4.1_20tasks.json"),
+        "--format",
+        "tau2",
+        "--data",
+        str(data_dir),
+        "--store",
+        db,
+        "--run-id",
+        "gpt41",
+        "--json",
+    )
     assert one.returncode == 0, one.stderr
     report = json.loads(one.stdout)
     assert report["run_id"] == "gpt41" and report["mismatches"] == []
     assert report["agreement"]["actions"] == {"compared": 61, "agreed": 61, "disagreements": []}
-    two = _cli("regrade", str(sims / "airline_gpt-4.1-finetuned_20tasks.json"), "--data", str(data_dir),
-               "--store", db, "--run-id", "ft")
+    two = _cli(
+        "regrade",
+        str(sims / "airline_gpt-4.1-finetuned_20tasks.json"),
+        "--data",
+        str(data_dir),
+        "--store",
+        db,
+        "--run-id",
+        "ft",
+    )
     assert two.returncode == 0, two.stderr
-    assert "tool outputs reproduced: 147/147" in two.stdout and "db              agreement 20/20" in two.stdout
+    assert (
+        "tool outputs reproduced: 147/147" in two.stdout and "db              agreement 20/20" in two.stdout
+    )
     first = json.loads((sims / "airline_gpt-4.1_20tasks.json").read_text())["simulations"][0]["task_id"]
     shown = _cli("show", "gpt41", "--store", db, "--task", first)
     assert shown.returncode == 0, shown.stderr
@@ -145,7 +169,11 @@ def test_a_changed_output_and_a_changed_verdict_are_reported(
         (lambda raw: raw["simulations"][0].pop("termination_reason"), "termination_reason: Field required"),
         (lambda raw: _first_call(raw).pop("name"), "name: Field required"),
         (
-            lambda raw: [c.update(name="frobnicate") for m in raw["simulations"][0]["messages"] for c in m.get("tool_calls") or []],
+            lambda raw: [
+                c.update(name="frobnicate")
+                for m in raw["simulations"][0]["messages"]
+                for c in m.get("tool_calls") or []
+            ],
             "tool 'frobnicate' is not a tool of tau2 domain mock",
         ),
         (lambda raw: raw["simulations"][0].update(task_id="nope"), "task nope is not in the file's tasks"),
@@ -153,7 +181,11 @@ def test_a_changed_output_and_a_changed_verdict_are_reported(
     ],
 )
 def test_malformed_files_give_one_line_naming_file_and_simulation(
-    edit, message: str, root: Path, suites: dict[str, Path], tmp_path: Path  # type: ignore[no-untyped-def]
+    edit,
+    message: str,
+    root: Path,
+    suites: dict[str, Path],
+    tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     path = _broken(root, tmp_path, edit)
     proc = _cli("regrade", str(path), "--suite", str(suites["mock"]), "--store", str(tmp_path / "s.db"))
@@ -168,7 +200,11 @@ def test_wrong_json_and_missing_options(root: Path, suites: dict[str, Path], tmp
     path = tmp_path / "bad.json"
     path.write_text('{"info": ')
     proc = _cli("regrade", str(path), "--suite", str(suites["mock"]))
-    assert proc.returncode == 2 and "not a readable tau2 results file" in proc.stderr and str(path) in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "not a readable tau2 results file" in proc.stderr
+        and str(path) in proc.stderr
+    )
     proc = _cli("regrade", str(root / "simulations" / "mock_e2e.json"))
     assert proc.returncode == 2 and "--suite DIR" in proc.stderr
     proc = _cli("regrade", str(root / "simulations" / "mock_e2e.json"), "--format", "tau3")

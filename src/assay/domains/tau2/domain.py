@@ -31,7 +31,16 @@ from ...envs.tools import Toolkit
 from .environment import Tau2Environment
 from .loader import LoadedDomain, load_domain
 from .store import Tau2DataError, table_order
-from .tasks import EnvAssertion, EnvFunctionCall, InitialState, InitializationData, Message, Task, ToolCall
+from .tasks import (
+    EnvAssertion,
+    EnvFunctionCall,
+    InitializationData,
+    InitialState,
+    Message,
+    Requestor,
+    Task,
+    ToolCall,
+)
 
 _LOCK = threading.Lock()
 _DOMAINS: dict[tuple[str, str], Tau2Domain] = {}
@@ -40,7 +49,7 @@ _DOMAINS: dict[tuple[str, str], Tau2Domain] = {}
 GOLD_SEED = 1
 
 
-def _side(requestor: str) -> str:
+def _side(requestor: str) -> Requestor:
     return "user" if requestor == "user" else "assistant"
 
 
@@ -54,19 +63,24 @@ def tau2_initial_state(task: AssayTask) -> InitialState | None:
         )
     unknown = sorted(set(initial.data) - {"agent", "user"})
     if unknown:
-        raise Tau2DataError(f"task {task.id}: initial_state.data.{unknown[0]}: tau2 data has 'agent' and 'user'")
+        raise Tau2DataError(
+            f"task {task.id}: initial_state.data.{unknown[0]}: tau2 data has 'agent' and 'user'"
+        )
     data = (
         InitializationData(agent_data=initial.data.get("agent"), user_data=initial.data.get("user"))
         if initial.data
         else None
     )
-    actions = [EnvFunctionCall(env_type=_side(a.requestor), func_name=a.name, arguments=dict(a.args)) for a in initial.actions]  # type: ignore[arg-type]
+    actions = [
+        EnvFunctionCall(env_type=_side(a.requestor), func_name=a.name, arguments=dict(a.args))
+        for a in initial.actions
+    ]
     history = [
         Message(
             role=h.role,
             content=h.content if (h.content or not h.tool_calls) else None,
             tool_calls=[
-                ToolCall(id=c.id, name=c.name, arguments=dict(c.args), requestor=_side(c.requestor))  # type: ignore[arg-type]
+                ToolCall(id=c.id, name=c.name, arguments=dict(c.args), requestor=_side(c.requestor))
                 for c in h.tool_calls
             ]
             or None,
@@ -152,9 +166,13 @@ class Tau2Domain(GoldStateDomain, AssertionDomain):
                 other += [f"table {t}: records in another order" for t in ours if ours[t] != theirs.get(t)]
             if not changes and not other:
                 other.append("values equal but of another type (tau2 compares 1 and 1.0 as different)")
-        side = "" if check.match else (" (user side)" if check.agent_match else " (agent side)" if check.user_match else "")
-        if side:
-            other = [o + side for o in other] or other
+        where = (
+            ""
+            if check.match
+            else (" (user side)" if check.agent_match else " (agent side)" if check.user_match else "")
+        )
+        if where:
+            other = [o + where for o in other]
         return StateComparison(check.match, changes, other)
 
     def _state(self, state: State | Snapshot) -> State:
@@ -171,7 +189,7 @@ class Tau2Domain(GoldStateDomain, AssertionDomain):
     ) -> bool:
         from .evaluate import assertion_holds
 
-        assertion = EnvAssertion(env_type=_side(requestor), func_name=name, arguments=dict(args))  # type: ignore[arg-type]
+        assertion = EnvAssertion(env_type=_side(requestor), func_name=name, arguments=dict(args))
         return assertion_holds(self, self._state(state), assertion)
 
 
@@ -195,7 +213,9 @@ def suite_domain(ctx: DomainContext) -> Tau2Domain:
     ported domain reading the suite's own copy of tau2's data."""
     name = ctx.options.get("domain")
     if not isinstance(name, str):
-        raise Tau2DataError(f"{ctx.root / 'suite.yaml'}: domain.options.domain: name the tau2 domain (airline, ...)")
+        raise Tau2DataError(
+            f"{ctx.root / 'suite.yaml'}: domain.options.domain: name the tau2 domain (airline, ...)"
+        )
     if not ctx.data_paths:
         raise Tau2DataError(f"{ctx.root / 'suite.yaml'}: domain.data: name the folder holding tau2's data")
     return tau2_domain(name, ctx.data_paths[0])

@@ -69,7 +69,11 @@ def _side(requestor: str) -> str:
 
 
 def _action(action: Action) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": action.name, "args": action.arguments, "requestor": _side(action.requestor)}
+    out: dict[str, Any] = {
+        "name": action.name,
+        "args": action.arguments,
+        "requestor": _side(action.requestor),
+    }
     if action.compare_args is not None:
         out["compare_args"] = action.compare_args
     return out
@@ -291,7 +295,9 @@ def import_tau2(data_dir: Path | str, domain: str, out_dir: Path | str) -> Impor
     if suite_file.exists():
         existing = yaml.safe_load(suite_file.read_text(encoding="utf-8")) or {}
         if existing.get("name") != f"tau2-{domain}":
-            raise Tau2DataError(f"{suite_file}: holds another suite ({existing.get('name')!r}); choose an empty folder")
+            raise Tau2DataError(
+                f"{suite_file}: holds another suite ({existing.get('name')!r}); choose an empty folder"
+            )
     splits = read_splits(folder)
     converted = [convert_task(t, splits.get(t.id, "regression")) for t in tasks]
     data = out / DATA_DIR
@@ -307,7 +313,9 @@ def import_tau2(data_dir: Path | str, domain: str, out_dir: Path | str) -> Impor
     if license_file is not None:
         shutil.copyfile(license_file, data / "LICENSE")
     (out / "tasks").mkdir(parents=True, exist_ok=True)
-    (out / TASKS_FILE).write_text(json.dumps(converted, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / TASKS_FILE).write_text(
+        json.dumps(converted, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     header = suite_header(domain, loaded.fingerprint, len(converted))
     suite_file.write_text(yaml.safe_dump(header, sort_keys=False, allow_unicode=True), encoding="utf-8")
     report = ImportReport(domain, suite_file, len(converted), data_files=copied)

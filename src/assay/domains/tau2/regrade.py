@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -205,7 +205,7 @@ def check_tools(domain: Tau2Domain, path: Path, simulations: list[Simulation]) -
 
 
 def regrade_tasks(
-    tasks: dict[str, Task], simulations: list[Simulation], splits: dict[str, str], path: Path
+    tasks: dict[str, Task], simulations: list[Simulation], splits: Mapping[str, str], path: Path
 ) -> tuple[list[AssayTask], int]:
     """The file's tasks as assay tasks carrying their recordings, and trials per task."""
     by_task: dict[str, list[Simulation]] = {}
@@ -222,7 +222,7 @@ def regrade_tasks(
         task = tasks[task_id]
         converted = convert_task(task, splits.get(task_id, "regression"))
         recordings, greeting, limit = [], None, None
-        for s in sorted(sims, key=lambda s: (s.trial if s.trial is not None else 0)):
+        for s in sorted(sims, key=lambda s: s.trial if s.trial is not None else 0):
             rest, greeting = recorded_conversation(task, s)
             recordings.append(_recorded(rest))
             if s.termination_reason not in ("user_stop", "agent_stop"):  # cut short: ends as recorded
@@ -318,7 +318,11 @@ def compare_verdicts(report: RegradeReport, task: Task, simulation: Simulation, 
         if recorded["db_match"] is not None:
             passed, _ = _met(result, "db")
             report.agreement["db"].add(sid, passed, recorded["db_match"])
-        for name, key in (("env_assertions", "env_assertions"), ("communicate", "communicate"), ("actions", "actions")):
+        for name, key in (
+            ("env_assertions", "env_assertions"),
+            ("communicate", "communicate"),
+            ("actions", "actions"),
+        ):
             _, met = _met(result, name)
             report.agreement[name].add(sid, met or [], recorded[key])
     if "NL_ASSERTION" in basis and not premature:
@@ -356,20 +360,24 @@ async def regrade_tau2_async(
     path = Path(path)
     raw = read_results(path)
     name, tasks, simulations = parse_results(raw, path)
-    info = raw.get("info") if isinstance(raw.get("info"), dict) else {}
-    agent_info = info.get("agent_info") if isinstance(info.get("agent_info"), dict) else {}
+    info: dict[str, Any] = raw["info"] if isinstance(raw.get("info"), dict) else {}
+    agent_info: dict[str, Any] = info["agent_info"] if isinstance(info.get("agent_info"), dict) else {}
     model = str(agent_info.get("llm") or "unknown")
     st = store if isinstance(store, Store) else Store(store)
     with tempfile.TemporaryDirectory(prefix="assay-regrade-") as tmp:
         if suite is None:
             if data is None:
-                raise Tau2DataError("regrade needs --suite DIR (an imported tau2 suite) or --data PATH (tau2's data)")
+                raise Tau2DataError(
+                    "regrade needs --suite DIR (an imported tau2 suite) or --data PATH (tau2's data)"
+                )
             import_tau2(data, name, Path(tmp) / name)
             suite = Path(tmp) / name
         loaded = load_suite(suite)
         domain = get_domain(loaded.domain_ref)
         if not isinstance(domain, Tau2Domain) or domain.loaded.name.removesuffix("-workflow") != name:
-            raise Tau2DataError(f"{path}: a tau2 {name} results file, but suite {loaded.name} is not tau2's {name}")
+            raise Tau2DataError(
+                f"{path}: a tau2 {name} results file, but suite {loaded.name} is not tau2's {name}"
+            )
         check_tools(domain, path, simulations)
         splits = {t.id: t.split for t in loaded.tasks}
         regraded, trials = regrade_tasks(tasks, simulations, splits, path)

@@ -180,8 +180,10 @@ def parse_results(raw: Any, path: Path | str) -> tuple[str, dict[str, Task], lis
     path = Path(path)
     if not isinstance(raw, dict) or not isinstance(raw.get("simulations"), list):
         raise Tau2DataError(f"{path}: not a tau2 results file (no 'simulations' list)")
-    info = raw.get("info") if isinstance(raw.get("info"), dict) else {}
-    env_info = info.get("environment_info") if isinstance(info.get("environment_info"), dict) else {}
+    info: dict[str, Any] = raw["info"] if isinstance(raw.get("info"), dict) else {}
+    env_info: dict[str, Any] = (
+        info["environment_info"] if isinstance(info.get("environment_info"), dict) else {}
+    )
     domain = env_info.get("domain_name")
     if not isinstance(domain, str):
         raise Tau2DataError(f"{path}: info.environment_info.domain_name is missing")
