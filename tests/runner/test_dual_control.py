@@ -101,6 +101,10 @@ async def test_scripted_user_acts_on_its_phone_when_asked() -> None:
         "agent",
         tool_steps[0][2],
     ) in tool_steps
+    from assay.report.html import environment
+
+    html = str(environment().get_template("_transcript.html").module.transcript(view))  # type: ignore[attr-defined]
+    assert html.count("user's tool call") == 1 and 'data-caller="user"' in html
     console = Console(record=True, width=200)
     render_transcript(result, result.transcript, console)
     text = console.export_text()

@@ -126,6 +126,7 @@ class RegradeReport:
             }
 
         return {
+            "schema": "assay.regrade/1",
             "file": str(self.path),
             "format": "tau2",
             "domain": self.domain,
