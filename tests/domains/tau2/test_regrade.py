@@ -209,3 +209,21 @@ def test_wrong_json_and_missing_options(root: Path, suites: dict[str, Path], tmp
     assert proc.returncode == 2 and "--suite DIR" in proc.stderr
     proc = _cli("regrade", str(root / "simulations" / "mock_e2e.json"), "--format", "tau3")
     assert proc.returncode == 2 and "tau2" in proc.stderr
+
+
+def test_a_recording_cut_short_ends_where_it_ended(
+    root: Path, suites: dict[str, Path], tmp_path: Path
+) -> None:
+    raw = json.loads((root / "simulations" / "telecom_e2e.json").read_text())
+    simulation = raw["simulations"][0]
+    simulation["messages"] = simulation["messages"][:30]
+    simulation["termination_reason"] = "max_steps"
+    simulation["reward_info"] = {"reward": 0.0, "info": {"note": "Simulation terminated prematurely."}}
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps(raw))
+    report = regrade_tau2(path, suite=suites["telecom"], store=str(tmp_path / "s.db"))
+    assert report.mismatches == [] and report.flow == [] and report.tool_outputs == 10
+    assert report.agreement["reward"].agreed == report.agreement["reward"].compared == 1
+    assert report.agreement["db"].compared == 0  # tau2 records no components then
+    [result] = Run.load(report.run_id, Store(str(tmp_path / "s.db"))).results
+    assert (result.reward, result.termination) == (0, "max_turns")
