@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
         ("imports", "records", "traces"),
         "Import runs, peer benchmarks (tau2, humaneval) and traces.",
     ),
+    "regrade": (("regrade",), "Re-grade recorded simulations (tau2 results files) and store them as a run."),
     "export-traces": (("traces",), "Export a stored run's traces (OpenTelemetry / OpenInference)."),
     "replay": (("traces",), "Replay imported production traces against an agent; report divergences."),
     "redact": (("redact",), "Replace secrets and personal data in a file with pseudonyms."),

@@ -44,7 +44,7 @@ def show(
     chosen = next((t for t in tasks if t.id == task), None) if task else tasks[0]
     if chosen is None:
         raise AssayError(f"suite {loaded.name} has no task {task!r}")
-    domain = get_domain(loaded.domain)
+    domain = get_domain(loaded.domain_ref)
     if user:
         text = render_user_prompt(chosen.user)
         tools: list[dict[str, object]] = []

@@ -43,6 +43,14 @@ class Transcript:
         """The agent's tool calls, in order."""
         return [c for m in self.messages if m.role == "assistant" for c in m.tool_calls]
 
+    def all_tool_calls(self) -> list[ToolCall]:
+        """Every tool call, the agent's and (dual control) the user's, in order."""
+        return [c for m in self.messages if m.role in ("assistant", "user") for c in m.tool_calls]
+
+    def user_tool_calls(self) -> list[ToolCall]:
+        """The user's own tool calls (dual control), in order."""
+        return [c for m in self.messages if m.role == "user" for c in m.tool_calls]
+
     def tool_results(self) -> dict[str, Message]:
         return {m.tool_call_id: m for m in self.messages if m.role == "tool" and m.tool_call_id}
 

@@ -141,7 +141,7 @@ def _context(info: RunInfo, spec: RunSpec, suite: LoadedSuite) -> RunContext:
         suite_name=info.suite_name,
         suite_version=info.suite_version,
         suite_hash=info.suite_hash,
-        domain=suite.domain,
+        domain=suite.domain_ref,
         git_commit=info.git_commit,
         model_options=spec.model_option_values(),
         judges=tuple(spec.judges),

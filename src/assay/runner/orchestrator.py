@@ -7,13 +7,13 @@ local or remote, can run it) and returns the finished :class:`TrialResult`.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
 from ..agents.adapters import to_turn
-from ..agents.base import Agent, AgentContext
+from ..agents.base import Agent, AgentContext, is_oracle
 from ..agents.specs import agent_factory
 from ..core.hashing import derive_seed
 from ..core.messages import Message, ToolCall
@@ -32,7 +32,7 @@ from ..core.task import Limits, Task
 from ..core.transcript import Transcript
 from ..envs.environment import Environment
 from ..envs.faults import FAULT_ATTRIBUTE, wrap_with_faults
-from ..envs.registry import get_domain
+from ..envs.registry import DomainRef, get_domain
 from ..envs.replay import REPLAY_ATTRIBUTE, with_replay
 from ..envs.state import Snapshot, State, diff, state_hash
 from ..envs.tools import InvalidToolCall, ToolError
@@ -42,6 +42,7 @@ from ..graders.process import process_metrics
 from ..graders.registry import build_grader, grade_trial
 from ..llm.errors import BudgetExceeded, ModelUnavailable
 from ..llm.meter import CallRecord, Meter, use_meter
+from ..llm.spec import PROVIDERS
 from ..users.llm import simulator_errors
 from ..users.simulator import STOP_TOKENS, UserContext, UserSimulator
 from ..users.specs import user_factory
@@ -59,7 +60,7 @@ class RunContext:
     suite_name: str = ""
     suite_version: str = ""
     suite_hash: str = ""
-    domain: str | None = None
+    domain: DomainRef = None
     git_commit: str | None = None
     model_options: dict[str, Any] = field(default_factory=dict)
     """Settings of the agent's and user's model clients (not under test)."""
@@ -80,6 +81,20 @@ class TrialJob:
     trial: Trial
     limits: Limits
     task_hash: str = ""
+
+
+def history_messages(task: Task) -> list[Message]:
+    """A task's prior conversation (``initial_state.history``) as transcript messages."""
+    return [
+        Message(
+            h.role,
+            h.content,
+            tool_calls=[ToolCall(c.id, c.name, dict(c.args), c.requestor) for c in h.tool_calls],
+            tool_call_id=h.tool_call_id,
+            error=h.error,
+        )
+        for h in task.initial_state.history
+    ]
 
 
 class _Stop(Exception):
@@ -117,31 +132,55 @@ class _Conversation:
     ):
         self.job, self.env, self.agent, self.user, self.tracer = job, env, agent, user, tracer
         self.meter = meter
-        self.messages: list[Message] = []
+        self.messages: list[Message] = history_messages(job.task)
         self.turns = 0
         self.tool_calls = 0
         self.tools = env.tools("agent")
 
     def user_view(self) -> list[Message]:
-        return [m for m in self.messages if m.role == "user" or (m.role == "assistant" and m.content)]
+        """What the user sees: its own messages (with its tool calls), the results of
+        its tool calls, and the agent's messages to it (the agent's tool traffic is the
+        agent's business)."""
+        own = {c.id for m in self.messages if m.role == "user" for c in m.tool_calls}
+        return [
+            m
+            for m in self.messages
+            if m.role == "user"
+            or (m.role == "assistant" and m.content)
+            or (m.role == "tool" and m.tool_call_id in own)
+        ]
 
     async def user_turn(self) -> None:
-        span = self.tracer.start("user", "user")
-        try:
-            with use_meter(self.meter, "user"):
-                turn = await self.user.reply(self.user_view())
-            self.check_budget()
-        except Exception as exc:
-            self.tracer.end(span, repr(exc))
-            raise _classify(exc, "user") from exc
-        self.tracer.end(span)
-        for call in turn.tool_calls:  # dual control: the user acts on the world too
-            await self.execute(call, caller="user")
-        self.messages.append(Message("user", turn.text))
-        self.turns += 1
-        token = turn.stop_token
-        if token is not None:
-            raise _Stop(STOP_TOKENS[token])  # type: ignore[arg-type]
+        """The user's turn. Dual control: a reply with tool calls is recorded with them,
+        the calls run on the user's side, and the user, seeing their results, replies
+        again; the turn ends with a reply without tool calls (or a stop token)."""
+        while True:
+            span = self.tracer.start("user", "user")
+            try:
+                with use_meter(self.meter, "user"):
+                    turn = await self.user.reply(self.user_view())
+                self.check_budget()
+            except Exception as exc:
+                self.tracer.end(span, repr(exc))
+                raise _classify(exc, "user") from exc
+            self.tracer.end(span)
+            token = turn.stop_token
+            if not turn.tool_calls:
+                self.messages.append(Message("user", turn.text))
+                self.turns += 1
+                if token is not None:
+                    raise _Stop(STOP_TOKENS[token])  # type: ignore[arg-type]
+                return
+            calls = [replace(c, requestor="user") for c in turn.tool_calls]
+            allowed = calls[: max(0, self.job.limits.max_tool_calls - self.tool_calls)]
+            self.messages.append(Message("user", turn.text, tool_calls=allowed))
+            for call in allowed:
+                self.tool_calls += 1
+                self.messages.append(await self.execute(call, caller="user"))
+            if len(allowed) < len(calls):
+                raise _Stop("max_tool_calls")
+            if token is not None:
+                raise _Stop(STOP_TOKENS[token])  # type: ignore[arg-type]
 
     async def execute(self, call: ToolCall, caller: str = "agent") -> Message:
         span = self.tracer.start("tool", call.name, caller=caller, args=call.arguments, call_id=call.id)
@@ -216,9 +255,24 @@ class _Conversation:
             if len(allowed) < len(turn.tool_calls):
                 raise _Stop("max_tool_calls")
 
+    def agent_speaks_next(self) -> bool:
+        """Who opens: after a prior conversation, whoever's turn it is; else the task's
+        first speaker (an agent with a fixed greeting has said it already)."""
+        task = self.job.task
+        if self.messages:
+            last = self.messages[-1]
+            return not (last.role == "assistant" and not last.tool_calls)
+        if task.first_speaker == "agent":
+            if task.greeting is None:
+                return True
+            self.messages.append(Message("assistant", task.greeting))
+            self.turns += 1
+        return False
+
     async def run(self) -> None:
         max_turns = self.job.limits.max_turns
-        await self.user_turn()
+        if not self.agent_speaks_next():
+            await self.user_turn()
         while True:
             if self.turns >= max_turns:
                 raise _Stop("max_turns")
@@ -293,7 +347,8 @@ async def _play(trial: _Trial) -> None:
     env.reset(task.initial_state.seed)
     trial.env, trial.initial = env, env.snapshot()
     try:
-        agent = _agent_factory(run.config.agent)(
+        factory = _agent_factory(run.config.agent)
+        agent = factory(
             AgentContext(
                 job.trial.seed,
                 domain.name,
@@ -303,6 +358,8 @@ async def _play(trial: _Trial) -> None:
                 params=dict(run.config.params),
                 flags=dict(run.config.flags),
                 model_options=dict(run.model_options),
+                task=task if is_oracle(factory) else None,
+                trial=job.trial.index,
             )
         )
     except Exception as exc:
@@ -316,6 +373,7 @@ async def _play(trial: _Trial) -> None:
             env.tools("user"),
             domain.policy,
             model_options=dict(run.model_options),
+            trial=job.trial.index,
         )
     )
     trial.prompts.declare("user", user)
@@ -366,7 +424,8 @@ def _verdict(trial: _Trial, transcript: Transcript, grades: list[GradeResult]) -
         category = trial.termination
     root_cause = trial.root_cause
     env, user_spec = trial.env, trial.job.run.config.user
-    if env is not None and trial.conv is not None and user_spec != "scripted":  # scripted: by design
+    llm_user = user_spec.partition(":")[0] in PROVIDERS  # scripted and replayed users: by design
+    if env is not None and trial.conv is not None and llm_user:
         sim_errors = simulator_errors(trial.job.task.user, transcript, env.write_tools())
         if sim_errors and reward is not None:  # the simulated user failed, not the agent
             reward, root_cause, category = None, "USER", "simulator_error:" + ",".join(sim_errors)
