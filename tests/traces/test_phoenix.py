@@ -10,6 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.support.cli import assay_main
@@ -148,7 +149,12 @@ def test_live_export_to_phoenix(
     roots: list[dict[str, Any]] = []
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(roots) < 4:
-        spans = phoenix.client().spans.get_spans(project_identifier="assay-live", limit=5000)
+        try:
+            spans = phoenix.client().spans.get_spans(project_identifier="assay-live", limit=5000)
+        except httpx.HTTPStatusError as exc:  # the project appears when Phoenix has ingested the spans
+            if exc.response.status_code != 404:
+                raise
+            spans = []
         roots = [s for s in spans if s.get("parent_id") is None]
         time.sleep(0.5)
     kinds = sorted(_kind(s) for s in roots)
