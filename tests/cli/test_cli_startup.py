@@ -52,3 +52,12 @@ def test_help_is_fast_as_a_whole_process() -> None:
     assert sorted(times)[1] < 2.0, times
     version = subprocess.run([sys.executable, "-m", "assay", "--version"], capture_output=True, text=True)
     assert version.returncode == 0 and version.stdout.startswith("assay ")
+
+
+def test_error_lines_keep_brackets(monkeypatch) -> None:
+    """An install hint such as pip install 'assay[ray]' is printed whole, not as markup."""
+    from tests.support.cli import assay_main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    result = assay_main("run", "retail", "--executor", "ray", "-k", "1")
+    assert result.code == 2 and "pip install 'assay[ray]'" in result.stderr, result

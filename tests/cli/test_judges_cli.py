@@ -173,3 +173,39 @@ def test_judge_pairwise_writes_battles_that_rank_reads(tmp_path: Path) -> None:
     assert summary["position_bias_rate"] == 0.0 and summary["needs_review"] == 0
     ranked = json.loads(ok(assay("rank", str(battles), "--json", store=db)))
     assert [m["model"] for m in ranked["models"]] == ["python:alpha", "python:beta"]
+
+
+def test_review_queue_serves_only_disputed_and_unknown_verdicts(tmp_path: Path) -> None:
+    from assay.core.results import GradeResult
+    from assay.graders.calibration import needs_review
+    from assay.store import schema
+
+    db = tmp_path / "assay.db"
+    store = Store(db)
+    store_run(store, "q", "python:a", {("t1", 0): "one", ("t2", 0): "two", ("t3", 0): "three"})
+    flags = {"t1": (True, False), "t2": (None, False), "t3": (True, True)}  # passed, needs_review
+    from assay.store.codec import grade_row
+
+    with store.engine.begin() as conn:
+        for task_id, (passed, review) in flags.items():
+            grade = GradeResult("explanation", "judge", passed, reason="r", needs_review=review, gating=False)
+            conn.execute(
+                schema.grades.insert(),
+                {"run_id": "q", "task_id": task_id, "trial_index": 0, "position": 0, **grade_row(grade)},
+            )
+    queue = sorted(r.task_id for r in store.load_results("q") if needs_review(r))
+    assert queue == ["t2", "t3"]  # unknown verdict, and a disputed one
+    proc = assay(
+        "label", "q", "--review", "--labeller", "ana", "--overall-only", store=db, stdin="p\n\nf\n\n"
+    )
+    assert proc.returncode == 0 and "saved 2 label(s)" in proc.stderr, proc.stderr
+    labelled = [json.loads(line) for line in _export(db, tmp_path)]
+    assert sorted(x["task_id"] for x in labelled) == ["t2", "t3"]
+    again = assay("label", "q", "--review", "--labeller", "ana", store=db, stdin="")
+    assert again.returncode == 0 and "saved 0 label(s)" in again.stderr  # labelled: not asked again
+
+
+def _export(db: Path, tmp_path: Path) -> list[str]:
+    out = tmp_path / "labels.jsonl"
+    ok(assay("label", "q", "--export", str(out), store=db))
+    return out.read_text().splitlines()

@@ -52,6 +52,10 @@ EXAMPLES: dict[str, tuple[list[str], dict[str, Any]]] = {
     ),
     "store": (["--store", "team.db"], {"store": "team.db"}),
     "run_id": (["--run-id", "mine"], {"run_id": "mine"}),
+    "otel_endpoint": (
+        ["--otel-endpoint", "http://127.0.0.1:6006"],
+        {"otel_endpoint": "http://127.0.0.1:6006"},
+    ),
 }
 COMMANDS = {
     "run": (["run", "retail"], {}),

@@ -197,3 +197,27 @@ def test_ten_thousand_trials_stay_responsive(tmp_path: Path) -> None:
             f"\n10,000 trials: run page cold {cold:.2f} s, warm {warm:.3f} s, a page of trials {table:.3f} s"
         )
         assert cold < 20 and warm < 2 and table < 2
+
+
+def test_label_screen_serves_the_review_queue(tmp_path: Path) -> None:
+    from assay.core.results import GradeResult
+    from assay.store import schema
+    from assay.store.codec import grade_row
+    from tests.graders.test_pairwise import store_run
+
+    store = Store(tmp_path / "q.db")
+    store_run(store, "q", "python:a", {("t1", 0): "one", ("t2", 0): "two", ("t3", 0): "three"})
+    with store.engine.begin() as conn:
+        for task_id, passed, review in (("t1", True, False), ("t2", None, False), ("t3", True, True)):
+            grade = GradeResult("explanation", "judge", passed, reason="r", needs_review=review, gating=False)
+            conn.execute(
+                schema.grades.insert(),
+                {"run_id": "q", "task_id": task_id, "trial_index": 0, "position": 0, **grade_row(grade)},
+            )
+    with serving(create_app(store)) as base:
+        status, html = get(base + "/label")
+        assert status == 200 and "review queue" in html and "review=1" in html
+        status, page = get(base + "/label/q?grader=explanation&labeller=ana&review=1")
+        assert status == 200 and "t2" in page and "t1" not in page
+        status, every = get(base + "/label/q?grader=explanation&labeller=ana")
+        assert status == 200 and "t1" in every

@@ -27,6 +27,7 @@ AGENTS: Registry[Any] = Registry(
         "humaneval-canonical": "assay.domains.code.agents:HumanEvalCanonical",
         "humaneval-mutant": "assay.domains.code.agents:HumanEvalMutant",
         "code-bugfix-reference": "assay.domains.code.agents:BugfixReference",
+        "gold-replay": "assay.agents.oracle:GoldReplayAgent",
     },
 )
 
@@ -48,6 +49,8 @@ def _factory_for(obj: Any, spec: str) -> AgentFactory:
     version = getattr(obj, "prompt_version", None)
     if isinstance(version, str):
         factory.prompt_version = version  # type: ignore[attr-defined]
+    if getattr(obj, "oracle", False) is True:
+        factory.oracle = True  # type: ignore[attr-defined]
     return factory
 
 
@@ -152,6 +155,10 @@ def agent_factory(spec: str) -> AgentFactory:
         except KeyError as exc:
             raise SpecError(f"agent spec {spec!r}: {exc.args[0]}") from None
         return _factory_for(obj, spec)
+    if kind == "recorded":  # a recorded conversation replayed; MODEL names who recorded it
+        from .oracle import RecordedAgent
+
+        return _factory_for(RecordedAgent, spec)
     if kind == "python":
         if ":" not in rest:
             raise SpecError(f"agent spec {spec!r} must be python:module:factory")
@@ -166,5 +173,5 @@ def agent_factory(spec: str) -> AgentFactory:
         from .llm import llm_agent_factory
 
         return llm_agent_factory(spec)
-    known = ", ".join(["builtin", "python", *PROVIDERS, *sorted(PREFIXES)])
+    known = ", ".join(["builtin", "python", "recorded", *PROVIDERS, *sorted(PREFIXES)])
     raise SpecError(f"agent spec {spec!r}: unknown kind {kind!r}; known kinds: {known}")

@@ -44,17 +44,20 @@ def load_command(name: str) -> Any:
     for module in COMMANDS[name][0]:
         importlib.import_module(f"assay.cli.{module}")
     command = typer.main.get_group(app).commands[name]
-    _plain_flags(command)
+    _tidy(command)
     return command
 
 
-def _plain_flags(command: Any) -> None:
-    """Boolean flags take no value: show them without a ``<bool>`` placeholder."""
+def _tidy(command: Any) -> None:
+    """Boolean flags take no value: shown without a ``<bool>`` placeholder; a
+    subcommand's line in its group's listing is its help's first paragraph, unwrapped."""
     for param in command.params:
         if getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = ""
     for sub in getattr(command, "commands", {}).values():
-        _plain_flags(sub)
+        if sub.short_help is None and sub.help:
+            sub.short_help = " ".join(sub.help.strip().split("\n\n")[0].split())
+        _tidy(sub)
 
 
 app = typer.Typer(

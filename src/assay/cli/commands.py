@@ -24,10 +24,16 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "label": (("judges",), "Label trials or grades by hand; import or export labels."),
     "calibrate": (("judges",), "Judge vs human: agreement, Cohen's kappa, weighted kappas."),
     "judge-pairwise": (("judges",), "Judge two runs' outputs pairwise, in both orders."),
-    "prompt": (("prompt",), "What a model agent sees: its rendered system prompt and tools."),
+    "prompt": (("prompt",), "What a model agent sees (show), and how two runs' prompts differ (diff)."),
     "probe": (("probe",), "Measure a model endpoint: TTFT, tokens/s, latency, rate limit, uptime."),
     "probes": (("probe",), "Stored probes side by side, for comparing models."),
     "export": (("records",), "Write a run, whole, to one portable file (assay import run reads it)."),
-    "import": (("imports", "records"), "Import runs, peer benchmarks (tau2, humaneval) and traces."),
+    "import": (
+        ("imports", "records", "traces"),
+        "Import runs, peer benchmarks (tau2, humaneval) and traces.",
+    ),
+    "regrade": (("regrade",), "Re-grade recorded simulations (tau2 results files) and store them as a run."),
+    "export-traces": (("traces",), "Export a stored run's traces (OpenTelemetry / OpenInference)."),
+    "replay": (("traces",), "Replay imported production traces against an agent; report divergences."),
     "redact": (("redact",), "Replace secrets and personal data in a file with pseudonyms."),
 }

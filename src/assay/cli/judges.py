@@ -16,7 +16,7 @@ from rich.table import Table
 from ..compare.judging import calibrate, judge_runs
 from ..core.results import TrialResult
 from ..errors import AssayError
-from ..graders.calibration import TRIAL, GraderCalibration
+from ..graders.calibration import TRIAL, GraderCalibration, needs_review
 from ..graders.files import GraderFileError
 from ..graders.judge import label_dimensions
 from ..graders.judge_prompt import render_transcript
@@ -128,6 +128,9 @@ def label(
         bool, typer.Option("--dimensions/--overall-only", help="Also ask each rubric dimension's level.")
     ] = True,
     relabel: Annotated[bool, typer.Option("--relabel", help="Ask again for items already labelled.")] = False,
+    review: Annotated[
+        bool, typer.Option("--review", help="Only the review queue: disputed or unknown verdicts.")
+    ] = False,
     store: StoreOpt = None,
 ) -> None:
     """Label trials or grades by hand (pass/fail and rubric levels), import or export labels.
@@ -155,10 +158,17 @@ def label(
     if import_ is not None or export is not None:
         return
     results = [r for r in st.load_results(run_id, task) if r.reward is not None or r.grades]
+    if review:
+        results = [r for r in results if needs_review(r)]
+        if not results:
+            err.print(f"run {run_id}: nothing waits for review")
+            return
     if not results:
         raise AssayError(f"run {run_id} has no trial to label" + (f" for task {task}" if task else ""))
     if grader is not None:
         graders = ["" if grader == TRIAL else grader]
+    elif review:
+        graders = sorted({g for r in results for g in needs_review(r)})
     else:
         graders = sorted({g.grader for r in results for g in r.grades if is_judge_kind(g.kind)}) or [""]
     n = _label_interactively(st, run_id, results, graders, who, dimensions, relabel)

@@ -76,7 +76,7 @@ def rank(
     prior: Annotated[
         float, typer.Option("--prior", min=0.0, help="Bradley–Terry ridge prior (0 = plain MLE).")
     ] = 0.0,
-    k: Annotated[float, typer.Option("--k", min=0.0, help="Elo K factor.")] = 4.0,
+    k: Annotated[float, typer.Option("--elo-k", min=0.0, help="Elo K factor (with --method elo).")] = 4.0,
     history: Annotated[
         str | None, typer.Option("--history", help="Also give ratings at the end of each week or month.")
     ] = None,

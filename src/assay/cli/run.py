@@ -300,6 +300,7 @@ def validate(
                 "tasks": count,
                 "strata": dict(strata),
                 "canary": suite.canary,
+                "imports": suite.imported_modules,
             }
         )
         return
@@ -307,6 +308,8 @@ def validate(
         f"ok: suite {suite.name} v{suite.version} (hash {suite.hash}): {count} tasks · "
         + ", ".join(f"{k} {v}" for k, v in sorted(strata.items()))
     )
+    if suite.imported_modules:
+        out.print("imports (loading the suite runs this code): " + ", ".join(suite.imported_modules))
     if not suite.canary:
         err.print(
             "[yellow]warning: no canary GUID; add `canary:` so leaked copies of the suite can be detected[/]"

@@ -86,6 +86,12 @@ RUN_OPTIONS: list[tuple[str, Any, tuple[str, ...], str]] = [
         "Store path or SQLAlchemy URL (default $ASSAY_STORE, .assay/assay.db).",
     ),
     ("run_id", str | None, ("--run-id",), "Name the run (default: generated)."),
+    (
+        "otel_endpoint",
+        str | None,
+        ("--otel-endpoint",),
+        "Export trials live as OpenTelemetry traces to this OTLP/HTTP URL (docs/traces.md).",
+    ),
 ]
 NAMES = [name for name, *_ in RUN_OPTIONS]
 

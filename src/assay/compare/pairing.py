@@ -227,6 +227,12 @@ def _common_tasks(
             f"the runs used different seeds ({a.info.seed} and {b.info.seed}): templated tasks are "
             "paired by id but are different instances"
         )
+    pa, pb = a.info.config.prompt_version, b.info.config.prompt_version
+    if pa != pb:
+        notes.append(
+            f"the runs differ in prompt ({pa or 'none'} vs {pb or 'none'}): "
+            f"assay prompt diff {a.run_id} {b.run_id} shows what changed"
+        )
     if not common:
         raise AssayError(f"runs {a.run_id} and {b.run_id} share no task, so there is nothing to pair")
     only_a, only_b = sorted(ids_a - ids_b), sorted(ids_b - ids_a)

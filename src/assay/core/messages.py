@@ -24,13 +24,17 @@ MEDIA_TYPES: dict[str, Modality] = {
 }
 
 
+Requestor = Literal["agent", "user"]
+
+
 @dataclass(slots=True)
 class ToolCall:
-    """A call the agent (or, dual-control, the user) asked for."""
+    """A call the agent (or, dual control, the user: ``requestor="user"``) asked for."""
 
     id: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    requestor: Requestor = "agent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +77,9 @@ class Media:
 @dataclass(slots=True)
 class Message:
     """One message. ``role='tool'`` messages carry a tool result for ``tool_call_id``;
-    ``error`` marks a tool result that is an error message."""
+    ``error`` marks a tool result that is an error message. A ``user`` message may carry
+    tool calls too (dual control: the user acting on their own tools), answered by the
+    ``tool`` messages that follow it."""
 
     role: Role
     content: str = ""

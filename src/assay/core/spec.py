@@ -88,6 +88,9 @@ class RunSpec(_Strict):
     ray_address: str | None = None
     store: str | None = None
     run_id: str | None = None
+    otel_endpoint: str | None = None
+    """Export each trial as an OpenTelemetry trace to this OTLP/HTTP endpoint as the run
+    goes (e.g. Arize Phoenix at ``http://127.0.0.1:6006``; redacted; docs/traces.md)."""
     decide: DecideSpec | None = None
 
     @field_validator("limits")
@@ -107,6 +110,8 @@ class RunSpec(_Strict):
             raise ValueError("record and replay exclude each other")
         if self.ray_address and self.executor != "ray":
             raise ValueError("ray_address needs executor ray")
+        if self.otel_endpoint is not None and not self.otel_endpoint.startswith(("http://", "https://")):
+            raise ValueError("otel_endpoint must be an http:// or https:// URL (OTLP over HTTP)")
         return self
 
     def model_option_values(self) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from .base import Grader, GraderSettings
 from .bias import LengthBias, VerbosityProbe, judge_scorer, length_bias, pad, verbosity_probe
 from .calibration import Agreement, GraderCalibration
 from .communicate import CommunicateGrader
+from .env_assert import EnvAssertGrader
 from .files import GraderFileError, resolve_file
 from .judge import NO_JUDGE, JudgeCall, JudgeGrader, PanelResult, ask_judge, combine
 from .judge_prompt import PROMPT_VERSION, JudgeInput, MalformedVerdict, Verdict, build_messages, parse_verdict
@@ -50,6 +51,7 @@ __all__ = [
     "Battle",
     "CommunicateGrader",
     "Dimension",
+    "EnvAssertGrader",
     "ErrorRecoveryGrader",
     "Grader",
     "GraderCalibration",

@@ -23,6 +23,7 @@ from typing import Any
 from ..core.results import TrialResult
 from ..stats.agreement import cohen_kappa, confusion_matrix, raw_agreement
 from .bias import LengthBias
+from .registry import is_judge_kind
 
 TRIAL = "(trial reward)"
 
@@ -148,3 +149,15 @@ class GraderCalibration:
             if self.length_bias is None
             else {"rho": self.length_bias.rho, "n": self.length_bias.n, "warning": self.length_bias.warning},
         }
+
+
+def needs_review(result: TrialResult) -> list[str]:
+    """Graders whose verdict on this trial waits for a human: a panel that disagreed or a
+    judge unsure (``needs_review``), or a gating judge that answered ``unknown`` (no
+    verdict, not skipped: the trial is excluded until someone decides). The review
+    queue of ``assay label --review`` and the viewer's ``/label`` screen."""
+    return [
+        g.grader
+        for g in result.grades
+        if is_judge_kind(g.kind) and (g.needs_review or (g.passed is None and not g.skipped))
+    ]

@@ -70,8 +70,17 @@ def render_transcript(transcript: Transcript, tools_only: bool = False) -> str:
     results = transcript.tool_results()
     lines: list[str] = []
     for m in transcript.messages:
-        if m.role == "user" and not tools_only:
-            lines.append(f"USER: {m.content}")
+        if m.role == "user":
+            if not tools_only and (m.content or not m.tool_calls):
+                lines.append(f"USER: {m.content}")
+            for call in m.tool_calls:  # dual control: the user's own tools
+                args = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
+                lines.append(f"USER TOOL CALL {call.name}({args})")
+                result = results.get(call.id)
+                if result is not None:
+                    lines.append(
+                        f"USER TOOL {'ERROR' if result.error else 'RESULT'} {call.name}: {result.content}"
+                    )
         elif m.role == "assistant":
             if m.content and not tools_only:
                 lines.append(f"AGENT: {m.content}")

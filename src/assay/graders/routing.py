@@ -118,7 +118,7 @@ class SafetyGrader(Grader[SafetyParams]):
         done = [c for c in calls if c.id in results and not results[c.id].error]
         ops = p.operations
         if ops is None:
-            writes = self.domain.toolkit.write_tools()
+            writes = self.domain.toolkit.write_tools("agent")
             performed = any(c.name in writes for c in done)
         else:
             performed = any(o.matches(c) for c in done for o in ops)

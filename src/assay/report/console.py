@@ -219,9 +219,20 @@ def render_transcript(result: TrialResult, transcript: Transcript | None, consol
     if transcript is None:
         console.print("[dim]no transcript stored[/]")
     else:
+        user_calls = {c.id for c in transcript.user_tool_calls()}
         for m in transcript.messages:
             if m.role == "user":
-                console.print(Text("user  ", style="bold cyan") + Text(m.content))
+                if m.content or not m.tool_calls:
+                    console.print(Text("user  ", style="bold cyan") + Text(m.content))
+                for call in m.tool_calls:  # dual control: the user's own tools
+                    args = json.dumps(call.arguments, ensure_ascii=False)
+                    console.print(
+                        Text("  ⇒ user tool ", style="cyan") + Text(f"{call.name}({args})", style="cyan")
+                    )
+            elif m.role == "tool" and m.tool_call_id in user_calls:
+                style = "red" if m.error else "cyan"
+                content = m.content if len(m.content) < 300 else m.content[:300] + " …"
+                console.print(Text("  ⇐ ", style=style) + Text(content, style=style))
             elif m.role == "assistant":
                 if m.content:
                     console.print(Text("agent ", style="bold green") + Text(m.content))

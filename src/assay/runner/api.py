@@ -141,7 +141,7 @@ def _context(info: RunInfo, spec: RunSpec, suite: LoadedSuite) -> RunContext:
         suite_name=info.suite_name,
         suite_version=info.suite_version,
         suite_hash=info.suite_hash,
-        domain=suite.domain,
+        domain=suite.domain_ref,
         git_commit=info.git_commit,
         model_options=spec.model_option_values(),
         judges=tuple(spec.judges),
@@ -312,8 +312,12 @@ async def _execute(
         on_start(info)
     total = info.planned_trials
 
+    live = _live_traces(spec, info)
+
     def written(result: TrialResult) -> None:
         nonlocal finished
+        if live is not None:
+            live.add(result)  # in the writer's thread: off the event loop
         finished += 1
         if progress is not None:
             progress(replace(result, transcript=None), finished, total)
@@ -328,6 +332,8 @@ async def _execute(
     except BaseException:
         writer.close()  # what finished is kept
         st.set_status(info.run_id, "interrupted")
+        if live is not None:
+            live.close(st.get_run(info.run_id))
         raise
     finally:
         flusher.cancel()
@@ -335,6 +341,17 @@ async def _execute(
             getattr(runner, "close", lambda: None)()  # a Ray started for this run stops with it
     writer.close()
     st.set_status(info.run_id, "finished")
+    if live is not None:
+        live.close(st.get_run(info.run_id))
+
+
+def _live_traces(spec: RunSpec, info: RunInfo) -> Any:
+    """The live trace export of a run with ``otel_endpoint`` (None without one)."""
+    if not spec.otel_endpoint:
+        return None
+    from ..traces.export import LiveTraces
+
+    return LiveTraces(spec.otel_endpoint, info, secrets=spec.secrets())
 
 
 def run(suite: RunSpec | LoadedSuite | str | Path, **fields: Any) -> Run:
