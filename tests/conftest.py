@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from assay.envs import DOMAINS
@@ -13,3 +15,15 @@ def _isolated_store(tmp_path, monkeypatch):
     """Every test gets its own default store, so nothing lands in the checkout."""
     monkeypatch.setenv("ASSAY_STORE", str(tmp_path / "assay.db"))
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """With ``ASSAY_NO_SKIPS=1`` (CI sets it) a skipped test fails: a missing part of the
+    machine (bubblewrap, Chromium, an extra) must not pass silently."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and os.environ.get("ASSAY_NO_SKIPS") == "1" and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.longrepr = f"skipped in CI (ASSAY_NO_SKIPS=1): {reason}"

@@ -45,3 +45,8 @@ class DepositAgent:
         return AgentTurn(
             f"I will deposit {amount.group(1)} dollars into {account.group(1)}. Shall I proceed?"
         )
+
+
+def silent(conversation: list) -> str:
+    """An agent that never acts: it only answers politely."""
+    return "I see. Anything else?"

@@ -7,7 +7,7 @@ sentence and exits with :attr:`AssayError.exit_code` (2), never a traceback.
 
 from __future__ import annotations
 
-from .core.sources import Problem
+from .core.problem import Problem
 
 __all__ = [
     "AssayError",

@@ -117,7 +117,10 @@ def test_live_run_page_updates(page: Any, tmp_path: Path) -> None:
         page.wait_for_function("document.getElementById('run-progress').textContent === '12/12 trials'")
         page.wait_for_function("document.getElementById('run-status').textContent === 'finished'")
         worker.join()
-        page.wait_for_function("document.getElementById('overview').dataset.version === 'finished/12'")
+        # the final overview renders the run's charts (matplotlib): allow for a loaded machine
+        page.wait_for_function(
+            "document.getElementById('overview').dataset.version === 'finished/12'", timeout=45_000
+        )
         assert not page.locator("#live").is_visible()
         assert page.locator("#task-table .count").inner_text() == "6 rows"
         shot(page, "07-live-run-finished")

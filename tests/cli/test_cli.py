@@ -73,7 +73,8 @@ def test_run_json_runs_and_show(suite_dir: Path, tmp_path: Path) -> None:
     assert summary["run"]["run_id"] == "one" and summary["run"]["completed_trials"] == 20
     assert summary["overall"]["pass_hat_k"] == {"1": 1.0, "2": 1.0}
     listed = json.loads(assay("runs", "--store", str(db), "--json").stdout)
-    assert [r["run_id"] for r in listed] == ["one"] and listed[0]["completed"] == 20
+    assert listed["schema"] == "assay.runs/1"
+    assert [r["run_id"] for r in listed["runs"]] == ["one"] and listed["runs"][0]["completed"] == 20
     shown = json.loads(assay("show", "one", "--store", str(db), "--json").stdout)
     assert shown["overall"] == summary["overall"]
     overview = assay("show", "one", "--store", str(db)).stdout

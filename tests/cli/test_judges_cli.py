@@ -111,8 +111,8 @@ def test_calibrate_prints_kappa_and_the_verdict(calibrated: Path) -> None:
     text = ok(assay("calibrate", "calibration-demo", "--grader", "explanation", store=calibrated))
     assert f"overall kappa {kappa:.10f} vs threshold 0.7: judge usable" in text
     assert "kappa quadratic" in text and "confusion matrices" in text and "length bias" in text
-    strict = ok(assay("calibrate", "calibration-demo", "--threshold", "0.9", store=calibrated))
-    assert "judge not usable" in strict
+    strict = assay("calibrate", "calibration-demo", "--threshold", "0.9", store=calibrated)
+    assert strict.returncode == 1 and "judge not usable" in strict.stdout  # a gate: exit 1
 
 
 def test_label_interactively_from_piped_answers_then_export(tmp_path: Path) -> None:
@@ -137,8 +137,11 @@ def test_label_interactively_from_piped_answers_then_export(tmp_path: Path) -> N
     # already labelled by ana: nothing is asked again
     again = assay("label", "r1", "--labeller", "ana", store=db, stdin="")
     assert again.returncode == 0 and "saved 0 label(s)" in again.stderr
-    cal = json.loads(ok(assay("calibrate", "r1", "--json", store=db)))
+    calibrated = assay("calibrate", "r1", "--json", store=db)
+    cal = json.loads(calibrated.stdout)
     assert cal["graders"][0]["grader"] == "(trial reward)" and cal["graders"][0]["dimensions"][0]["n"] == 2
+    # the rewards disagree with one label of two: the "judge" is not usable, exit 1
+    assert cal["graders"][0]["verdict"] == "judge not usable" and calibrated.returncode == 1
 
 
 def test_user_mistakes_exit_2_with_a_located_message(tmp_path: Path) -> None:
@@ -170,3 +173,39 @@ def test_judge_pairwise_writes_battles_that_rank_reads(tmp_path: Path) -> None:
     assert summary["position_bias_rate"] == 0.0 and summary["needs_review"] == 0
     ranked = json.loads(ok(assay("rank", str(battles), "--json", store=db)))
     assert [m["model"] for m in ranked["models"]] == ["python:alpha", "python:beta"]
+
+
+def test_review_queue_serves_only_disputed_and_unknown_verdicts(tmp_path: Path) -> None:
+    from assay.core.results import GradeResult
+    from assay.graders.calibration import needs_review
+    from assay.store import schema
+
+    db = tmp_path / "assay.db"
+    store = Store(db)
+    store_run(store, "q", "python:a", {("t1", 0): "one", ("t2", 0): "two", ("t3", 0): "three"})
+    flags = {"t1": (True, False), "t2": (None, False), "t3": (True, True)}  # passed, needs_review
+    from assay.store.codec import grade_row
+
+    with store.engine.begin() as conn:
+        for task_id, (passed, review) in flags.items():
+            grade = GradeResult("explanation", "judge", passed, reason="r", needs_review=review, gating=False)
+            conn.execute(
+                schema.grades.insert(),
+                {"run_id": "q", "task_id": task_id, "trial_index": 0, "position": 0, **grade_row(grade)},
+            )
+    queue = sorted(r.task_id for r in store.load_results("q") if needs_review(r))
+    assert queue == ["t2", "t3"]  # unknown verdict, and a disputed one
+    proc = assay(
+        "label", "q", "--review", "--labeller", "ana", "--overall-only", store=db, stdin="p\n\nf\n\n"
+    )
+    assert proc.returncode == 0 and "saved 2 label(s)" in proc.stderr, proc.stderr
+    labelled = [json.loads(line) for line in _export(db, tmp_path)]
+    assert sorted(x["task_id"] for x in labelled) == ["t2", "t3"]
+    again = assay("label", "q", "--review", "--labeller", "ana", store=db, stdin="")
+    assert again.returncode == 0 and "saved 0 label(s)" in again.stderr  # labelled: not asked again
+
+
+def _export(db: Path, tmp_path: Path) -> list[str]:
+    out = tmp_path / "labels.jsonl"
+    ok(assay("label", "q", "--export", str(out), store=db))
+    return out.read_text().splitlines()

@@ -167,3 +167,14 @@ def test_box_scores_skip_unmeasured_metrics_and_rank() -> None:
     doc = cmp.to_dict()
     assert doc["schema"] == "assay.compare/1" and doc["box"]["skipped"]["cost_usd"]
     assert doc["comparisons"][0]["metrics"][0]["metric"] == "quality"
+
+
+def test_runs_of_different_k_are_compared_on_the_smaller_k() -> None:
+    # the candidate fails only on trials 3 and 4, which the baseline (k=2) does not have
+    base = make_run("k2", {f"t{i}": [1, 1] for i in range(6)})
+    cand = make_run("k4", {f"t{i}": [1, 1, 0, 0] for i in range(6)})
+    pairing = pair_runs(base, cand)
+    assert all(u.a_pass and u.b_pass for u in pairing.units)  # pass^2 against pass^2
+    assert "k2 has 2 trials per task and k4 has 4: both are compared on the first 2" in pairing.notes[0]
+    result = compare_runs([base, cand], box=False)
+    assert result.pairs[0].quality.p_value == 1.0

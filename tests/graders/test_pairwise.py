@@ -12,9 +12,10 @@ import pytest
 from tests.support.fake_llm_replies import to_messages
 from tests.support.fake_llm_server import FakeLLMServer
 
+from assay.compare.judging import judge_runs
 from assay.core import Config, Message, RunInfo, TaskMeta, Transcript, TrialResult
 from assay.core.spec import RunSpec
-from assay.graders import PairInput, judge_pair, judge_runs, write_battles
+from assay.graders import PairInput, judge_pair, write_battles
 from assay.graders.pairwise import combine_orders
 from assay.llm import get_model
 from assay.report.ranking import load_votes

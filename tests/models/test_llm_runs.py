@@ -263,3 +263,43 @@ def test_trials_lost_to_a_down_endpoint_run_again_on_resume(pricing: str, tmp_pa
     assert assay_main("export", "flaky-endpoint", "-o", str(exported), "--store", db).code == 0
     kinds = [json.loads(line)["kind"] for line in exported.read_text().splitlines()]
     assert kinds.count("attempt") == 3 and kinds.count("trial") == first.info.planned_trials
+
+
+def test_a_planted_key_reaches_no_file_the_run_writes(pricing: str, tmp_path: Path) -> None:
+    """A key given as options (agent and judge), quoted back by a 401, appears in no file
+    the run writes: store, cassette, cache, report, export."""
+    key, judge_key = "sk-test-PLANTEDagentKEY0123456789", "sk-test-PLANTEDjudgeKEY9876543210"
+    db, tape, cache = tmp_path / "s.db", tmp_path / "tape.jsonl", tmp_path / "cache"
+    with FakeLLMServer(brain) as srv:
+        srv.schedule("401")
+        run = assay.run(
+            "retail",
+            agent="openai:scripted",
+            user="openai:scripted",
+            trials=1,
+            task_ids=TASKS[:2],
+            concurrency=1,
+            store=str(db),
+            run_id="planted",
+            record=str(tape),
+            model_options={
+                "base_url": srv.openai_base_url,
+                "api_key": key,
+                "max_retries": 0,
+                "pricing": pricing,
+            },
+            judges=["openai:scripted-judge"],
+            judge_options={"base_url": srv.openai_base_url, "api_key": judge_key, "cache": str(cache)},
+        )
+    assert "Incorrect API key provided: <SECRET>" in (run.results[0].outcome.error or "") or any(
+        "<SECRET>" in (r.outcome.error or "") for r in run.results
+    )
+    report, export = tmp_path / "r.html", tmp_path / "r.jsonl"
+    assert assay_main("report", "planted", "--html", str(report), "--store", str(db)).code == 0
+    assert assay_main("export", "planted", "-o", str(export), "--store", str(db)).code == 0
+    run.store.close()
+    written = [db, tape, report, export, *[p for p in tmp_path.rglob("*") if p.is_file()]]
+    for path in written:
+        data = path.read_bytes()
+        for planted in (key, judge_key, key[8:], key[-12:], judge_key[-12:]):
+            assert planted.encode() not in data, (path, planted)

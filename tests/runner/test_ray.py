@@ -33,15 +33,48 @@ HERE = "tests.runner.test_ray"
 sys.modules.setdefault(HERE, sys.modules[__name__])
 
 
-def _listening() -> set[tuple[str, str]]:
-    """(address, port) of every listening TCP socket, from /proc (hex, as the kernel writes)."""
+def _descendants(root: int) -> set[int]:
+    """This process and every process it started (Ray's GCS, raylet, workers...)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = {root}, [root]
+    while frontier:
+        pid = frontier.pop()
+        children = [child for child, parent in parents.items() if parent == pid and child not in found]
+        found.update(children)
+        frontier.extend(children)
+    return found
+
+
+def _socket_inodes(pids: set[int]) -> set[str]:
+    inodes = set()
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").glob("*"):
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    return inodes
+
+
+def _listening(pids: set[int] | None = None) -> set[tuple[str, str]]:
+    """(address, port) of the listening TCP sockets (of ``pids`` only, when given), from
+    /proc (hex, as the kernel writes): other processes of the machine do not count."""
+    inodes = _socket_inodes(pids) if pids is not None else None
     found = set()
     for name in ("tcp", "tcp6"):
         path = Path("/proc/net") / name
         if path.exists():
             for line in path.read_text().splitlines()[1:]:
                 parts = line.split()
-                if parts[3] == "0A":  # LISTEN
+                if parts[3] == "0A" and (inodes is None or parts[9] in inodes):  # LISTEN
                     found.add(tuple(parts[1].rsplit(":", 1)))
     return found
 
@@ -52,10 +85,11 @@ LOOPBACK = {"0100007F", "00000000000000000000000001000000", "0000000000000000FFF
 @pytest.fixture(scope="module")
 def ray_executor():
     pytest.importorskip("ray", reason="ray is not installed (pip install 'assay[ray]')")
-    before = _listening()
+    before = _listening(_descendants(os.getpid()))
     executor = RayExecutor(num_cpus=2, runtime_env={"env_vars": {"ASSAY_PLUGINS": "tests.toydomain"}})
     executor.connect()
-    executor.new_sockets = _listening() - before  # type: ignore[attr-defined]
+    # only the sockets of the processes this test started (Ray's), not the machine's
+    executor.new_sockets = _listening(_descendants(os.getpid())) - before  # type: ignore[attr-defined]
     yield executor
     executor.close()
 
@@ -124,9 +158,6 @@ def test_retail_slice_same_results_as_local(ray_executor: RayExecutor) -> None:
     assert rewards == {0, 1}
 
 
-@pytest.mark.skipif(
-    "faults" not in TrialJob.__dataclass_fields__, reason="fault plans are not wired into trial jobs yet"
-)
 def test_fault_plans_travel_with_the_job(ray_executor: RayExecutor) -> None:
     store = Store()
     options: dict[str, Any] = {"trials": 2, "seed": 5, "task_ids": ["refund-in-window-email"], "store": store}

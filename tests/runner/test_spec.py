@@ -50,6 +50,7 @@ EXAMPLES: dict[str, tuple[list[str], dict[str, Any]]] = {
     "record": (["--record", "tape.jsonl"], {"record": "tape.jsonl"}),
     "replay": (["--replay", "tape.jsonl"], {"replay": "tape.jsonl"}),
     "concurrency": (["-j", "3"], {"concurrency": 3}),
+    "unsafe_no_sandbox": (["--unsafe-no-sandbox"], {"unsafe_no_sandbox": True}),
     "executor": (["--executor", "ray"], {"executor": "ray"}),
     "ray_address": (
         ["--executor", "ray", "--ray-address", "auto"],
@@ -57,6 +58,10 @@ EXAMPLES: dict[str, tuple[list[str], dict[str, Any]]] = {
     ),
     "store": (["--store", "team.db"], {"store": "team.db"}),
     "run_id": (["--run-id", "mine"], {"run_id": "mine"}),
+    "otel_endpoint": (
+        ["--otel-endpoint", "http://127.0.0.1:6006"],
+        {"otel_endpoint": "http://127.0.0.1:6006"},
+    ),
 }
 COMMANDS = {
     "run": (["run", "retail"], {}),

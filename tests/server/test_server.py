@@ -21,6 +21,7 @@ from assay.server import Page, create_app
 from assay.store import Store
 from tests.server.support import serving, toy_runs
 from tests.server.synth import synth_run
+from tests.support.cli import assay_main
 
 VOTES = Path(__file__).parents[2] / "examples" / "votes.jsonl"
 
@@ -73,6 +74,21 @@ def test_runs_list_and_run_page(url: str) -> None:
     assert get(url + "/extra") == (200, "<p>a screen of a plugin</p>")
     status, html = get(url + "/label")
     assert status == 200 and "No run in this store has judge verdicts yet" in html
+
+
+def test_one_interval_everywhere(url: str, toy: Store, tmp_path: Path) -> None:
+    """The console, JSON, HTML report and viewer show the same interval for the same
+    figure, and a 100% rate never gets a zero-width interval."""
+    for run_id in ("careful", "flaky"):
+        shown = assay_main("show", run_id, "--json", "--store", toy.url)
+        low, high = json.loads(shown.stdout)["overall"]["success_rate_ci"]
+        assert 0 <= low < high <= 1
+        console = assay_main("show", run_id, "--store", toy.url).stdout
+        assert f"[{100 * low:.1f}, {100 * high:.1f}]" in console
+        report = tmp_path / f"{run_id}.html"
+        assert assay_main("report", run_id, "--html", str(report), "--store", toy.url).code == 0
+        for html in (report.read_text(), get(url + f"/runs/{run_id}")[1]):
+            assert f"95% CI {100 * low:.1f}% – {100 * high:.1f}%" in html
 
 
 def test_task_and_trial_tables_page_filter_and_sort(url: str) -> None:
@@ -181,3 +197,27 @@ def test_ten_thousand_trials_stay_responsive(tmp_path: Path) -> None:
             f"\n10,000 trials: run page cold {cold:.2f} s, warm {warm:.3f} s, a page of trials {table:.3f} s"
         )
         assert cold < 20 and warm < 2 and table < 2
+
+
+def test_label_screen_serves_the_review_queue(tmp_path: Path) -> None:
+    from assay.core.results import GradeResult
+    from assay.store import schema
+    from assay.store.codec import grade_row
+    from tests.graders.test_pairwise import store_run
+
+    store = Store(tmp_path / "q.db")
+    store_run(store, "q", "python:a", {("t1", 0): "one", ("t2", 0): "two", ("t3", 0): "three"})
+    with store.engine.begin() as conn:
+        for task_id, passed, review in (("t1", True, False), ("t2", None, False), ("t3", True, True)):
+            grade = GradeResult("explanation", "judge", passed, reason="r", needs_review=review, gating=False)
+            conn.execute(
+                schema.grades.insert(),
+                {"run_id": "q", "task_id": task_id, "trial_index": 0, "position": 0, **grade_row(grade)},
+            )
+    with serving(create_app(store)) as base:
+        status, html = get(base + "/label")
+        assert status == 200 and "review queue" in html and "review=1" in html
+        status, page = get(base + "/label/q?grader=explanation&labeller=ana&review=1")
+        assert status == 200 and "t2" in page and "t1" not in page
+        status, every = get(base + "/label/q?grader=explanation&labeller=ana")
+        assert status == 200 and "t1" in every

@@ -1,4 +1,5 @@
-"""Sequential tests: Wald SPRT and always-valid mixture tests, by simulation."""
+"""Sequential tests: always-valid mixture tests, by simulation (the calibrated SPRTs
+adaptive runs stop on are tested in tests/compare/test_plan_sequential.py)."""
 
 from __future__ import annotations
 
@@ -7,60 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from assay.stats import (
-    discordant_mixture_log_lr,
-    discordant_msprt,
-    msprt_mean,
-    sprt_bernoulli,
-    sprt_bernoulli_path,
-)
+from assay.stats import discordant_mixture_log_lr, discordant_msprt, msprt_mean
 
 
 def _slack(alpha: float, runs: int) -> float:
     return alpha + 3 * math.sqrt(alpha * (1 - alpha) / runs)
-
-
-def test_sprt_hand_values() -> None:
-    # p0=.5, p1=.7, α=.05, β=.2: A = log(.8/.05) = 2.7726, B = log(.2/.95) = -1.5581;
-    # 8 successes, 2 failures: 8·log(1.4) + 2·log(.6) = 2.6918 - 1.0217 = 1.6701 → continue
-    r = sprt_bernoulli(8, 10, 0.5, 0.7)
-    assert r.upper == pytest.approx(math.log(0.8 / 0.05))
-    assert r.lower == pytest.approx(math.log(0.2 / 0.95))
-    assert r.log_lr == pytest.approx(8 * math.log(1.4) + 2 * math.log(0.6))
-    assert r.decision == "continue"
-    assert sprt_bernoulli(20, 22, 0.5, 0.7).decision == "reject_h0"
-    assert sprt_bernoulli(1, 10, 0.5, 0.7).decision == "accept_h0"
-
-
-def test_sprt_path_stops_at_first_crossing() -> None:
-    outcomes = [1] * 30
-    r = sprt_bernoulli_path(outcomes, 0.5, 0.7)
-    # each success adds log 1.4 = .3365: crosses 2.7726 at the 9th success
-    assert r.n == 9 and r.successes == 9 and r.decision == "reject_h0"
-    empty = sprt_bernoulli_path([], 0.5, 0.7)
-    assert empty.decision == "continue" and empty.n == 0
-
-
-def test_sprt_type_one_error_and_early_stopping() -> None:
-    rng = np.random.default_rng(0)
-    runs, horizon = 2000, 400
-    p0, p1, alpha = 0.5, 0.65, 0.05
-    null = [sprt_bernoulli_path(rng.random(horizon) < p0, p0, p1, alpha) for _ in range(runs)]
-    rejected = sum(r.decision == "reject_h0" for r in null)
-    assert rejected / runs <= _slack(alpha, runs)
-    alt = [sprt_bernoulli_path(rng.random(horizon) < p1, p0, p1, alpha) for _ in range(500)]
-    assert np.mean([r.decision == "reject_h0" for r in alt]) >= 0.75
-    # Wald's approximate expected sample size under H1 is ~60; far below the horizon
-    assert np.median([r.n for r in alt]) < 100
-
-
-def test_sprt_errors() -> None:
-    with pytest.raises(ValueError, match="p0 < p1"):
-        sprt_bernoulli(1, 2, 0.7, 0.5)
-    with pytest.raises(ValueError, match="exceed"):
-        sprt_bernoulli(3, 2, 0.5, 0.7)
-    with pytest.raises(ValueError, match="0/1"):
-        sprt_bernoulli_path([0, 2], 0.5, 0.7)
 
 
 def test_discordant_mixture_hand_value() -> None:

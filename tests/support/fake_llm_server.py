@@ -21,8 +21,8 @@ at random (seeded); ``server.down = True`` answers every request with 503. Kinds
 (with ``Retry-After``), any other status code (``500``, ``503``, ``400``, ...), ``slow``
 (sleeps ``slow_s`` before answering, for client timeouts) and ``drop`` (closes the
 connection without an answer). Counters: ``request_count`` (every HTTP request, faulted or
-not), ``served``, ``faults``, ``requests`` (path + JSON of each) and ``headers``
-(lower-cased, of each).
+not), ``served``, ``faults``, ``requests`` (path + JSON of each), ``bodies`` (the raw
+bytes of each body, as the client sent them) and ``headers`` (lower-cased, of each).
 
 Model behaviour (for ``assay probe``): ``latency=LatencyProfile(ttft_s, jitter_s, seed)`` adds a
 seeded time to first token, drawn uniformly in ``ttft_s ± jitter_s``, to every answer;
@@ -164,10 +164,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
         elif path.endswith("/messages"):
             api = "anthropic"
         else:
-            owner._count(path, body, None, dict(self.headers.items()))
+            owner._count(path, body, None, dict(self.headers.items()), raw)
             self._json(404, {"error": {"message": f"no route {self.path}"}})
             return
-        fault = owner._count(path, body, api, dict(self.headers.items()))
+        fault = owner._count(path, body, api, dict(self.headers.items()), raw)
         try:
             if fault is not None and self._fault(fault, api):
                 return
@@ -207,7 +207,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
         elif fault.kind.isdigit():
             status = int(fault.kind)
             kind = "api_error" if status >= 500 else "invalid_request_error"
-            self._json(status, self._error_body(api, kind, f"error {status} (fake)"))
+            message = f"error {status} (fake)"
+            if status == 401:  # as real endpoints do: quote the key back, masked
+                key = (self.headers.get("authorization") or "").removeprefix("Bearer ")
+                key = key or self.headers.get("x-api-key") or ""
+                message = f"Incorrect API key provided: {key[:8]}{'*' * 20}{key[-4:]}"
+            self._json(status, self._error_body(api, kind, message))
         elif fault.kind == "drop":
             self.close_connection = True
             with contextlib.suppress(OSError):
@@ -480,6 +485,8 @@ class FakeLLMServer:
         self.served = 0
         self.faults: list[str] = []
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.bodies: list[bytes] = []
+        """The raw bytes of each request body, as the client sent them."""
         self.headers: list[dict[str, str]] = []
         self.errors: list[str] = []
         self._httpd = _Server((host, port), _RequestHandler)
@@ -540,6 +547,7 @@ class FakeLLMServer:
             self.served = 0
             self.faults.clear()
             self.requests.clear()
+            self.bodies.clear()
             self.headers.clear()
             self.admitted_at.clear()
             self.rate_limited = 0
@@ -547,11 +555,12 @@ class FakeLLMServer:
 
     # called by the request handler
     def _count(
-        self, path: str, body: dict[str, Any], api: str | None, headers: dict[str, str]
+        self, path: str, body: dict[str, Any], api: str | None, headers: dict[str, str], raw: bytes = b""
     ) -> Fault | None:
         with self._lock:
             self.request_count += 1
             self.requests.append((path, body))
+            self.bodies.append(raw)
             self.headers.append({k.lower(): v for k, v in headers.items()})
             if api is None:
                 return None

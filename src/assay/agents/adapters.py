@@ -32,6 +32,23 @@ def to_turn(value: Any) -> AgentTurn:
     raise TypeError(f"agent returned {type(value).__name__}; expected AgentTurn, str or dict")
 
 
+class SyncAgent:
+    """An agent object whose ``respond`` is a plain method (not ``async``): called
+    directly; everything else of the object (``prompt_version``...) shows through."""
+
+    def __init__(self, agent: Any):
+        self.agent = agent
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.agent, name)
+
+    async def respond(self, conversation: Sequence[Message], tools: Sequence[ToolSpec]) -> AgentTurn:
+        result = self.agent.respond(conversation, tools)
+        if inspect.isawaitable(result):
+            result = await result
+        return to_turn(result)
+
+
 class CallableAgent:
     """Wraps ``fn(conversation, tools)`` (sync or async) as an Agent."""
 

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.messages import Message, ToolCall, ToolSpec
+from ..core.task import Task
 
 
 @dataclass(slots=True)
@@ -33,10 +34,13 @@ class Agent(Protocol):
 @dataclass
 class AgentContext:
     """What an agent is built with for one trial. It holds nothing of the task's
-    hidden side (user facts, graders, reference). ``params`` and ``flags`` are the
+    hidden side (user facts, graders, reference) — except for an *oracle*: an agent
+    that declares ``oracle = True`` (its class or factory), such as
+    ``builtin:gold-replay``, which checks a domain and its graders rather than being
+    under test, gets the whole ``task``. ``params`` and ``flags`` are the
     configuration's parameters and feature flags (part of the config hash);
     ``model_options`` are run settings for model clients (cache, pricing file,
-    endpoint) that do not change what is under test."""
+    endpoint) that do not change what is under test; ``trial`` is the trial's index."""
 
     seed: int
     domain: str
@@ -46,6 +50,8 @@ class AgentContext:
     params: dict[str, Any] = field(default_factory=dict)
     flags: dict[str, Any] = field(default_factory=dict)
     model_options: dict[str, Any] = field(default_factory=dict)
+    task: Task | None = None
+    trial: int = 0
     rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:
@@ -53,3 +59,9 @@ class AgentContext:
 
 
 AgentFactory = Callable[[AgentContext], Agent]
+
+
+def is_oracle(factory: AgentFactory) -> bool:
+    """Whether an agent factory declared itself an oracle (``oracle = True``): it is
+    given the task (see :class:`AgentContext`)."""
+    return getattr(factory, "oracle", False) is True

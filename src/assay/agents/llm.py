@@ -63,6 +63,7 @@ class LLMAgent:
         self.model = model
         self.system_prompt = render_system_prompt(ctx)
         self.prompt_version = prompt_version(self.system_prompt)
+        self.prompt_template = TEMPLATE_VERSION
         sampling = {k: ctx.params[k] for k in GENERATE_PARAMS if k in ctx.params}
         self.config = GenerateConfig(seed=ctx.seed % 2**31, **sampling)
 

@@ -8,23 +8,9 @@ from __future__ import annotations
 import sys
 
 import typer
+from rich.markup import escape
 
 from ..errors import AssayError, HarnessError
-from . import badcase as _badcase  # noqa: F401  (registers its commands)
-from . import decide as _decide  # noqa: F401
-from . import experiment as _experiment  # noqa: F401
-from . import imports as _imports  # noqa: F401
-from . import judges as _judges  # noqa: F401
-from . import probe as _probe  # noqa: F401
-from . import prompt as _prompt  # noqa: F401
-from . import rank as _rank  # noqa: F401
-from . import records as _records  # noqa: F401
-from . import redact as _redact  # noqa: F401
-from . import report as _report  # noqa: F401
-from . import robustness as _robustness  # noqa: F401
-from . import run as _run  # noqa: F401
-from . import suite as _suite  # noqa: F401
-from . import view as _view  # noqa: F401
 from .app import app, err
 
 __all__ = ["app", "main"]
@@ -35,10 +21,10 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except AssayError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except HarnessError as exc:
-        err.print(f"[red]harness failure:[/] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[red]harness failure:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(3)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

@@ -11,6 +11,54 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperCommand, TyperGroup
+
+from .commands import COMMANDS
+
+
+class LazyGroup(TyperGroup):
+    """The top-level group: lists commands from :data:`COMMANDS` and imports a command's
+    module only when that command runs (``assay --help`` stays fast)."""
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+        return list(COMMANDS)
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:  # type: ignore[override]
+        """A light stand-in carrying the command's help line (for listings)."""
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        return TyperCommand(cmd_name, help=entry[1], short_help=entry[1])
+
+    def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:  # type: ignore[override]
+        name = args[0] if args else None
+        if name in COMMANDS:
+            return name, load_command(name), args[1:]
+        return super().resolve_command(ctx, args)
+
+
+def load_command(name: str) -> Any:
+    """Import the modules that define ``name`` and build its click command."""
+    import importlib
+
+    for module in COMMANDS[name][0]:
+        importlib.import_module(f"assay.cli.{module}")
+    command = typer.main.get_group(app).commands[name]
+    _tidy(command)
+    return command
+
+
+def _tidy(command: Any) -> None:
+    """Boolean flags take no value: shown without a ``<bool>`` placeholder; a
+    subcommand's line in its group's listing is its help's first paragraph, unwrapped."""
+    for param in command.params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        if sub.short_help is None and sub.help:
+            sub.short_help = " ".join(sub.help.strip().split("\n\n")[0].split())
+        _tidy(sub)
+
 
 app = typer.Typer(
     name="assay",
@@ -18,9 +66,34 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=LazyGroup,
 )
 out = Console()
 err = Console(stderr=True)
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"assay {version('assay')}")
+        except PackageNotFoundError:
+            typer.echo("assay (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=version_callback, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Evaluate AI agents: run suites k times, grade outcome and process, compare, gate."""
+
 
 StoreOpt = Annotated[
     str | None,

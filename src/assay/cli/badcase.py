@@ -110,7 +110,7 @@ def from_run(
             write_badcase(st, case.document())
     doc: dict[str, Any] = {
         "schema": "assay.badcase-proposal/1",
-        "run_id": run_id,
+        "run_id": run.run_id,
         "failed_trials": failed,
         "badcases": len(cases),
         "new": len(new) if not dry_run else 0,
@@ -122,7 +122,9 @@ def from_run(
     if as_json:
         print_json(doc)
         return
-    out.print(_table(doc["proposed"], f"{len(cases)} badcases from {failed} failed trials of run {run_id}"))
+    out.print(
+        _table(doc["proposed"], f"{len(cases)} badcases from {failed} failed trials of run {run.run_id}")
+    )
     err.print(
         f"{doc['new']} new, {doc['known']} already recorded · rule: {doc['rule']}"
         + (" · dry run: nothing stored" if dry_run else "")

@@ -13,13 +13,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.prompt import Prompt
 from rich.table import Table
 
+from ..compare.judging import calibrate, judge_runs
 from ..core.results import TrialResult
 from ..errors import AssayError
-from ..graders.calibration import TRIAL, GraderCalibration, calibrate
+from ..graders.calibration import TRIAL, GraderCalibration, needs_review
 from ..graders.files import GraderFileError
 from ..graders.judge import label_dimensions
 from ..graders.judge_prompt import render_transcript
-from ..graders.pairwise import judge_runs, write_battles
+from ..graders.pairwise import write_battles
 from ..graders.registry import is_judge_kind
 from ..graders.rubric import load_rubric
 from ..llm.spec import shared_model
@@ -127,6 +128,9 @@ def label(
         bool, typer.Option("--dimensions/--overall-only", help="Also ask each rubric dimension's level.")
     ] = True,
     relabel: Annotated[bool, typer.Option("--relabel", help="Ask again for items already labelled.")] = False,
+    review: Annotated[
+        bool, typer.Option("--review", help="Only the review queue: disputed or unknown verdicts.")
+    ] = False,
     store: StoreOpt = None,
 ) -> None:
     """Label trials or grades by hand (pass/fail and rubric levels), import or export labels.
@@ -154,10 +158,17 @@ def label(
     if import_ is not None or export is not None:
         return
     results = [r for r in st.load_results(run_id, task) if r.reward is not None or r.grades]
+    if review:
+        results = [r for r in results if needs_review(r)]
+        if not results:
+            err.print(f"run {run_id}: nothing waits for review")
+            return
     if not results:
         raise AssayError(f"run {run_id} has no trial to label" + (f" for task {task}" if task else ""))
     if grader is not None:
         graders = ["" if grader == TRIAL else grader]
+    elif review:
+        graders = sorted({g for r in results for g in needs_review(r)})
     else:
         graders = sorted({g.grader for r in results for g in r.grades if is_judge_kind(g.kind)}) or [""]
     n = _label_interactively(st, run_id, results, graders, who, dimensions, relabel)
@@ -223,6 +234,7 @@ def calibrate_run(
     as_json: JsonOpt = False,
 ) -> None:
     """Judge vs human: agreement, Cohen's kappa, weighted kappas, confusion matrices, verdict.
+    Exit 1 when a judge is not usable (kappa below the threshold), as a gate would.
 
     Example: assay calibrate RUN_ID --grader explanation --threshold 0.7
     """
@@ -236,9 +248,11 @@ def calibrate_run(
         print_json(
             {"schema": "assay.calibration/1", "run_id": run_id, "graders": [c.to_dict() for c in report]}
         )
-        return
-    for cal in report:
-        _render(cal)
+    else:
+        for cal in report:
+            _render(cal)
+    if any(cal.verdict == "judge not usable" for cal in report):
+        raise typer.Exit(1)
 
 
 @app.command("judge-pairwise")
@@ -292,7 +306,14 @@ def judge_pairwise(
         )
     if out_path:
         write_battles(out_path, report.battles)
-    summary = {"run_a": run_a, "run_b": run_b, "judges": judge, "out": out_path, **report.summary()}
+    summary = {
+        "schema": "assay.pairwise/1",
+        "run_a": run_a,
+        "run_b": run_b,
+        "judges": judge,
+        "out": out_path,
+        **report.summary(),
+    }
     if as_json:
         print_json(summary)
         return

@@ -16,7 +16,7 @@ from ..runner.plan import trial_seed
 from ..suites.instantiate import instantiate
 from ..suites.loader import load_suite
 from ..users.llm import render_user_prompt
-from .app import app, print_json
+from .app import JsonOpt, StoreOpt, app, print_json
 
 prompt_app = typer.Typer(help="Inspect the prompts models get.", no_args_is_help=True)
 app.add_typer(prompt_app, name="prompt")
@@ -44,7 +44,7 @@ def show(
     chosen = next((t for t in tasks if t.id == task), None) if task else tasks[0]
     if chosen is None:
         raise AssayError(f"suite {loaded.name} has no task {task!r}")
-    domain = get_domain(loaded.domain)
+    domain = get_domain(loaded.domain_ref)
     if user:
         text = render_user_prompt(chosen.user)
         tools: list[dict[str, object]] = []
@@ -60,10 +60,62 @@ def show(
         tools = [spec.to_openai() for spec in domain.toolkit.specs("agent")]
     version = prompt_version(text)
     if as_json:
-        print_json({"task": chosen.id, "prompt_version": version, "system_prompt": text, "tools": tools})
+        print_json(
+            {
+                "schema": "assay.prompt/1",
+                "task": chosen.id,
+                "prompt_version": version,
+                "system_prompt": text,
+                "tools": tools,
+            }
+        )
         return
     print(f"# task {chosen.id} · prompt version {version}\n")
     print(text)
     if tools:
         print(f"# tools ({len(tools)})\n")
         print(json.dumps(tools, indent=2, ensure_ascii=False))
+
+
+@prompt_app.command("diff")
+def diff(
+    run_a: Annotated[str, typer.Argument(help="The first run id.")],
+    run_b: Annotated[str, typer.Argument(help="The second run id.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show what changed between two runs' prompts: prompt versions, template ids,
+    system prompts and tool definitions their model calls were made with.
+
+    Example: assay prompt diff baseline candidate
+    """
+    from ..store.store import Store
+    from ..traces.prompts import prompt_diff, run_prompts
+
+    st = Store(store)
+    result = prompt_diff(run_prompts(st, run_a), run_prompts(st, run_b))
+    if as_json:
+        print_json(result)
+        return
+    versions = result["prompt_version"]
+    if versions["a"] != versions["b"]:
+        print(f"prompt version: {versions['a']} -> {versions['b']}")
+    for role, entry in result["roles"].items():
+        print(f"# {role}")
+        if "templates" in entry:
+            print(
+                f"template: {', '.join(entry['templates']['a']) or '-'} -> "
+                f"{', '.join(entry['templates']['b']) or '-'}"
+            )
+        if "system" in entry:
+            print(f"system prompt: {entry['system']['a']} -> {entry['system']['b']}")
+            print("\n".join(entry["system"]["diff"]) or "(texts not recorded)")
+        if "tools" in entry:
+            t = entry["tools"]
+            print(
+                f"tools: {t['a']} -> {t['b']} (added {t['added']}, removed {t['removed']}, "
+                f"changed {t['changed']})"
+            )
+            print("\n".join(t["diff"]))
+    if result["same"]:
+        print(f"the prompts of {run_a} and {run_b} are the same")

@@ -76,7 +76,7 @@ def rank(
     prior: Annotated[
         float, typer.Option("--prior", min=0.0, help="Bradley–Terry ridge prior (0 = plain MLE).")
     ] = 0.0,
-    k: Annotated[float, typer.Option("--k", min=0.0, help="Elo K factor.")] = 4.0,
+    k: Annotated[float, typer.Option("--elo-k", min=0.0, help="Elo K factor (with --method elo).")] = 4.0,
     history: Annotated[
         str | None, typer.Option("--history", help="Also give ratings at the end of each week or month.")
     ] = None,
@@ -118,7 +118,7 @@ def rank(
         window: Literal["week", "month"] = "month" if history == "month" else "week"
         result["history"] = rating_history(battles, window, how, prior=prior or 0.01, k=k)
     if as_json:
-        print_json(result)
+        print_json({"schema": "assay.ranking/1", **result})
         return
     out.print(_ratings_table(result))
     if result["n_failed_resamples"]:

@@ -15,7 +15,7 @@ from .imports import import_app
 
 @app.command()
 def export(
-    run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`).")],
+    run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`), or latest, latest~1...")],
     output: Annotated[Path, typer.Option("--output", "-o", help="File to write (.jsonl, or .jsonl.gz).")],
     store: StoreOpt = None,
     as_json: JsonOpt = False,
@@ -27,7 +27,15 @@ def export(
     """
     counts = export_run(Store(store), run_id, output)
     if as_json:
-        print_json({"schema": RECORD_SCHEMA, "run_id": run_id, "path": str(output), **counts})
+        print_json(
+            {
+                "schema": "assay.export/1",
+                "record": RECORD_SCHEMA,
+                "run_id": run_id,
+                "path": str(output),
+                **counts,
+            }
+        )
         return
     trials, attempts = counts["trials"], counts["attempts"]
     err.print(f"wrote {output}: run {run_id}, {trials} trials, {attempts} earlier attempts")
@@ -49,6 +57,14 @@ def import_run_command(
     info = import_run(st, path, run_id)
     completed = len(st.completed_keys(info.run_id))
     if as_json:
-        print_json({"run_id": info.run_id, "status": info.status, "trials": completed, "store": st.url})
+        print_json(
+            {
+                "schema": "assay.import-run/1",
+                "run_id": info.run_id,
+                "status": info.status,
+                "trials": completed,
+                "store": st.url,
+            }
+        )
         return
     err.print(f"imported run {info.run_id} ({info.status}, {completed} trials) into {st.url}")

@@ -69,6 +69,7 @@ def report(
         title=title,
     )
     info = {
+        "schema": "assay.report/1",
         "path": str(written.path),
         "bytes": written.size_bytes,
         "runs": written.runs,

@@ -146,7 +146,7 @@ def _robustness(spec: RunSpec, as_json: bool) -> None:
         faulted.results,
         transcripts,
         k_max=base.info.trials_per_task,
-        write_tools=get_domain(resolved.suite.domain).toolkit.write_tools(),
+        write_tools=get_domain(resolved.suite.domain_ref).toolkit.write_tools("agent"),
     )
     report.update(
         agent=resolved.config.agent,

@@ -298,7 +298,9 @@ def validate(
         suite = load_suite(path)
     except SuiteError as exc:
         if as_json:
-            print_json({"ok": False, "problems": [p.__dict__ for p in exc.problems]})
+            print_json(
+                {"schema": "assay.validate/1", "ok": False, "problems": [p.__dict__ for p in exc.problems]}
+            )
         else:
             for problem in exc.problems:
                 print(problem)
@@ -311,6 +313,7 @@ def validate(
     if as_json:
         print_json(
             {
+                "schema": "assay.validate/1",
                 "ok": True,
                 "suite": suite.name,
                 "version": suite.version,
@@ -318,6 +321,7 @@ def validate(
                 "tasks": count,
                 "strata": dict(strata),
                 "canary": suite.canary,
+                "imports": suite.imported_modules,
             }
         )
         return
@@ -325,6 +329,8 @@ def validate(
         f"ok: suite {suite.name} v{suite.version} (hash {suite.hash}): {count} tasks · "
         + ", ".join(f"{k} {v}" for k, v in sorted(strata.items()))
     )
+    if suite.imported_modules:
+        out.print("imports (loading the suite runs this code): " + ", ".join(suite.imported_modules))
     if not suite.canary:
         err.print(
             "[yellow]warning: no canary GUID; add `canary:` so leaked copies of the suite can be detected[/]"
@@ -339,14 +345,14 @@ def runs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """
     rows = Store(store).list_runs()
     if as_json:
-        print_json(rows)
+        print_json({"schema": "assay.runs/1", "runs": rows})
     else:
         render_runs(rows, out)
 
 
 @app.command()
 def show(
-    run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`).")],
+    run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`), or latest, latest~1...")],
     task: Annotated[
         str | None, typer.Option("--task", help="Show this task's trials and a transcript.")
     ] = None,
@@ -371,6 +377,7 @@ def show(
         else:
             render_summary(summary, out)
         return
+    run_id = loaded.run_id  # latest, latest~1... resolved
     results = st.load_results(run_id, task)
     chosen = pick_trial(results, run_id, task, trial)
     transcript = st.load_transcript(run_id, task, chosen.trial_index)
@@ -379,6 +386,7 @@ def show(
 
         print_json(
             {
+                "schema": "assay.task-trials/1",
                 "trials": TypeAdapter(list[TrialResult]).dump_python(results, mode="json"),
                 "transcript": TypeAdapter(type(transcript)).dump_python(transcript, mode="json")
                 if transcript

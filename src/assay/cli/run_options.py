@@ -83,6 +83,12 @@ RUN_OPTIONS: list[tuple[str, Any, tuple[str, ...], str]] = [
     ("pricing", str | None, ("--pricing",), "Pricing YAML file (USD per million tokens)."),
     ("record", str | None, ("--record",), "Record every model exchange to this cassette file."),
     ("replay", str | None, ("--replay",), "Replay model exchanges from this cassette file."),
+    (
+        "unsafe_no_sandbox",
+        bool | None,
+        ("--unsafe-no-sandbox",),
+        "Run untrusted code (code tasks) on the host, without the sandbox (docs/code.md).",
+    ),
     ("concurrency", int | None, ("--concurrency", "-j"), "Trials running at once (default 8)."),
     ("executor", str | None, ("--executor",), "Where trials run: local (asyncio) or ray (docs/scale.md)."),
     (
@@ -98,6 +104,12 @@ RUN_OPTIONS: list[tuple[str, Any, tuple[str, ...], str]] = [
         "Store path or SQLAlchemy URL (default $ASSAY_STORE, .assay/assay.db).",
     ),
     ("run_id", str | None, ("--run-id",), "Name the run (default: generated)."),
+    (
+        "otel_endpoint",
+        str | None,
+        ("--otel-endpoint",),
+        "Export trials live as OpenTelemetry traces to this OTLP/HTTP URL (docs/traces.md).",
+    ),
 ]
 NAMES = [name for name, *_ in RUN_OPTIONS]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from ..core.results import RunInfo, TaskMeta, TrialResult
@@ -234,6 +234,12 @@ def _common_tasks(
             f"the runs used different seeds ({a.info.seed} and {b.info.seed}): templated tasks are "
             "paired by id but are different instances"
         )
+    pa, pb = a.info.config.prompt_version, b.info.config.prompt_version
+    if pa != pb:
+        notes.append(
+            f"the runs differ in prompt ({pa or 'none'} vs {pb or 'none'}): "
+            f"assay prompt diff {a.run_id} {b.run_id} shows what changed"
+        )
     if not common:
         raise AssayError(f"runs {a.run_id} and {b.run_id} share no task, so there is nothing to pair")
     only_a, only_b = sorted(ids_a - ids_b), sorted(ids_b - ids_a)
@@ -243,6 +249,24 @@ def _common_tasks(
             f"{len(only_b)} only in {b.run_id}"
         )
     return sorted(common), only_a, only_b, notes
+
+
+def aligned_k(a: RunData, b: RunData) -> tuple[RunData, RunData, str | None]:
+    """Runs of different trials per task compared on the same k: the smaller one, using
+    each task's first k trials of both (pass^4 is never put against pass^8)."""
+    ka, kb = a.info.trials_per_task, b.info.trials_per_task
+    if ka == kb:
+        return a, b, None
+    k = min(ka, kb)
+
+    def first(run: RunData) -> RunData:
+        return replace(run, trials={key: v for key, v in run.trials.items() if key[1] < k})
+
+    note = (
+        f"{a.run_id} has {ka} trials per task and {b.run_id} has {kb}: both are compared on "
+        f"the first {k} trials of each task"
+    )
+    return first(a), first(b), note
 
 
 def pair_runs(
@@ -265,7 +289,9 @@ def pair_runs(
         raise AssayError(f"task outcome must be 'majority', 'all' or 'any', not {task_outcome!r}")
     ra = a if isinstance(a, RunData) else RunData.of(a)
     rb = b if isinstance(b, RunData) else RunData.of(b)
+    ra, rb, k_note = aligned_k(ra, rb)
     common, only_a, only_b, notes = _common_tasks(ra, rb, common_only)
+    notes = [*([k_note] if k_note else []), *notes]
     by_a, by_b = ra.task_trials(), rb.task_trials()
     task_units: list[Unit] = []
     for task_id in common:

@@ -1,84 +1,75 @@
-"""Pure data types of assay. No I/O; imports nothing else of assay."""
+"""Pure data types of assay. No I/O; imports nothing else of assay.
 
-from .hashing import canonical_json, derive_seed, stable_hash
-from .messages import Message, Role, ToolCall, ToolSpec
-from .registry import Registry, import_object
-from .results import (
-    EXCLUDED_TERMINATIONS,
-    NORMAL_TERMINATIONS,
-    TERMINATIONS,
-    Config,
-    GradeResult,
-    Outcome,
-    RootCause,
-    RunInfo,
-    TaskMeta,
-    Termination,
-    Trial,
-    TrialResult,
-    reward_of,
-)
-from .secrets import is_secret_option, mask_options, secret_values
-from .spec import DecideSpec, RunSpec
-from .task import (
-    SPLITS,
-    STRATA,
-    Action,
-    GraderSpec,
-    InitialState,
-    Limits,
-    Reference,
-    Split,
-    Stratum,
-    Suite,
-    SuiteDefaults,
-    Task,
-    UserScenario,
-)
-from .transcript import Span, SpanKind, Transcript
+Names are imported on first use (``from assay.core import Task`` works as usual), so that
+importing one small module of the core does not load all of it.
+"""
 
-__all__ = [
-    "EXCLUDED_TERMINATIONS",
-    "NORMAL_TERMINATIONS",
-    "SPLITS",
-    "STRATA",
-    "TERMINATIONS",
-    "Action",
-    "Config",
-    "DecideSpec",
-    "GradeResult",
-    "GraderSpec",
-    "InitialState",
-    "Limits",
-    "Message",
-    "Outcome",
-    "Reference",
-    "Registry",
-    "Role",
-    "RootCause",
-    "RunInfo",
-    "RunSpec",
-    "Span",
-    "SpanKind",
-    "Split",
-    "Stratum",
-    "Suite",
-    "SuiteDefaults",
-    "Task",
-    "TaskMeta",
-    "Termination",
-    "ToolCall",
-    "ToolSpec",
-    "Transcript",
-    "Trial",
-    "TrialResult",
-    "UserScenario",
-    "canonical_json",
-    "derive_seed",
-    "import_object",
-    "is_secret_option",
-    "mask_options",
-    "reward_of",
-    "secret_values",
-    "stable_hash",
-]
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_NAMES = {
+    "canonical_json": "hashing",
+    "derive_seed": "hashing",
+    "stable_hash": "hashing",
+    "MEDIA_TYPES": "messages",
+    "Media": "messages",
+    "Message": "messages",
+    "Modality": "messages",
+    "Requestor": "messages",
+    "Role": "messages",
+    "ToolCall": "messages",
+    "ToolSpec": "messages",
+    "Registry": "registry",
+    "import_object": "registry",
+    "EXCLUDED_TERMINATIONS": "results",
+    "NORMAL_TERMINATIONS": "results",
+    "TERMINATIONS": "results",
+    "Config": "results",
+    "GradeResult": "results",
+    "Outcome": "results",
+    "RootCause": "results",
+    "RunInfo": "results",
+    "TaskMeta": "results",
+    "Termination": "results",
+    "Trial": "results",
+    "TrialResult": "results",
+    "reward_of": "results",
+    "is_secret_option": "secrets",
+    "mask_options": "secrets",
+    "secret_values": "secrets",
+    "DecideSpec": "spec",
+    "RunSpec": "spec",
+    "SPLITS": "task",
+    "STRATA": "task",
+    "Action": "task",
+    "DomainSource": "task",
+    "HistoryCall": "task",
+    "HistoryMessage": "task",
+    "Speaker": "task",
+    "GraderSpec": "task",
+    "InitialState": "task",
+    "Limits": "task",
+    "Reference": "task",
+    "Split": "task",
+    "Stratum": "task",
+    "Suite": "task",
+    "SuiteDefaults": "task",
+    "Task": "task",
+    "UserScenario": "task",
+    "Span": "transcript",
+    "SpanKind": "transcript",
+    "Transcript": "transcript",
+}
+
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name: str) -> Any:
+    module = _NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay.core' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

@@ -16,22 +16,9 @@ from typing import Any
 
 import yaml
 
+from .problem import Problem
+
 PathKey = tuple[str | int, ...]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One located problem in an input file: ``file:line: field: message``."""
-
-    file: str
-    line: int | None
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = self.file if self.line is None else f"{self.file}:{self.line}"
-        field = f" {self.field}:" if self.field else ""
-        return f"{where}:{field} {self.message}"
 
 
 @dataclass
@@ -161,11 +148,20 @@ def iter_documents(path: Path, display: str) -> Iterator[tuple[Any, Located]]:
     yield data, located
 
 
+#: Tags of tagged unions in assay's models: pydantic puts them in error locations, the
+#: user never wrote them.
+UNION_TAGS = frozenset({"registered", "own-world"})
+
+
 def validation_problems(exc: Any, located: Located, prefix: PathKey = ()) -> list[Problem]:
     """A pydantic ``ValidationError`` as located problems, one per error."""
     problems = []
     for err in exc.errors():
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        loc = tuple(
+            p
+            for p in err["loc"]
+            if not (isinstance(p, str) and (p.startswith("function-") or p in UNION_TAGS))
+        )
         if err["type"] == "extra_forbidden":
             message = "unknown field"
         elif err["type"] == "missing":

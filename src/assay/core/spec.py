@@ -90,11 +90,16 @@ class RunSpec(_Strict):
     pricing: str | None = None
     record: str | None = None
     replay: str | None = None
+    unsafe_no_sandbox: bool = False
+    """Run untrusted code (code tasks) on the host, without the bubblewrap sandbox."""
     concurrency: int = Field(8, ge=1, le=10_000)
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None
     store: str | None = None
     run_id: str | None = None
+    otel_endpoint: str | None = None
+    """Export each trial as an OpenTelemetry trace to this OTLP/HTTP endpoint as the run
+    goes (e.g. Arize Phoenix at ``http://127.0.0.1:6006``; redacted; docs/traces.md)."""
     decide: DecideSpec | None = None
 
     @field_validator("limits")
@@ -127,6 +132,8 @@ class RunSpec(_Strict):
         crossed = sorted(set(self.flags) & set(self.flag_matrix))
         if crossed:
             raise ValueError(f"flag {crossed[0]!r} is both fixed (flags) and crossed (flag_matrix)")
+        if self.otel_endpoint is not None and not self.otel_endpoint.startswith(("http://", "https://")):
+            raise ValueError("otel_endpoint must be an http:// or https:// URL (OTLP over HTTP)")
         return self
 
     def model_option_values(self) -> dict[str, Any]:

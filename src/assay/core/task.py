@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 Stratum = Literal["normal", "edge", "adversarial", "high_risk"]
+Requestor = Literal["agent", "user"]
+Speaker = Literal["user", "agent"]
 Split = Literal["regression", "capability", "holdout"]
 STRATA: tuple[str, ...] = ("normal", "edge", "adversarial", "high_risk")
 SPLITS: tuple[str, ...] = ("regression", "capability", "holdout")
@@ -32,9 +43,23 @@ class Limits(_Strict):
         return self.model_copy(update=override)
 
 
+class Action(_Strict):
+    """A tool call in a reference solution or a grader's expectation. ``requestor`` says
+    who makes it: the agent, or (dual control) the user on their own tools.
+    ``compare_args`` names the arguments that identify the call (None: all of them)."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    requestor: Requestor = "agent"
+    compare_args: list[str] | None = None
+
+
 class UserScenario(_Strict):
     """What the simulated user wants and knows. Facts in ``known`` are disclosed only
-    when the agent asks for them; anything else the user does not know."""
+    when the agent asks for them; anything else the user does not know. ``actions`` are
+    what the user does on their own tools (dual control) when the agent asks: the
+    scripted user performs the next one when the agent's message names its tool; they
+    are never shown to an LLM user (they are the solution, not the scenario)."""
 
     opening: str = "Hi, I need some help."
     goal: str = ""
@@ -43,6 +68,7 @@ class UserScenario(_Strict):
     pushback: list[str] = Field(default_factory=list)
     follow_ups: list[str] = Field(default_factory=list)
     instructions: str = ""
+    actions: list[Action] = Field(default_factory=list)
 
 
 class GraderSpec(_Strict):
@@ -74,31 +100,90 @@ class GraderSpec(_Strict):
         return self.name or self.kind
 
 
-class Action(_Strict):
-    """A tool call in a reference solution or a grader's expectation."""
-
-    name: str
-    args: dict[str, Any] = Field(default_factory=dict)
-
-
 class Reference(_Strict):
-    """The task's reference solution: the actions that solve it and, optionally,
-    the expected answer and the tools a solution needs."""
+    """The task's reference solution: the actions that solve it (the user's own, dual
+    control, with ``requestor: user``) and, optionally, the expected answer and the
+    tools the agent needs (default: those of its actions)."""
 
     actions: list[Action] = Field(default_factory=list)
     answer: str | None = None
     tools: list[str] | None = None
 
     def necessary_tools(self) -> set[str]:
-        return set(self.tools) if self.tools is not None else {a.name for a in self.actions}
+        return (
+            set(self.tools)
+            if self.tools is not None
+            else {a.name for a in self.actions if a.requestor == "agent"}
+        )
+
+
+class HistoryCall(_Strict):
+    """A tool call of a prior conversation (``id`` answered by a ``tool`` message)."""
+
+    id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    requestor: Requestor = "agent"
+
+
+class HistoryMessage(_Strict):
+    """One message of a prior conversation the task starts from."""
+
+    role: Literal["user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: list[HistoryCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    error: bool = False
 
 
 class InitialState(_Strict):
-    """How the environment starts: the domain's data generator seed plus records
-    upserted over the generated data (keyed by each table's primary key)."""
+    """How the environment starts, in this order: the domain's data generator seed;
+    ``records`` upserted over the generated data (keyed by each table's primary key);
+    ``data``, updates deep-merged into records (``{table: {key: {field: value}}}``; a
+    domain may define its own form: tau2 domains take ``{agent: ..., user: ...}``);
+    ``actions``, tool (or domain function) calls run before the conversation; and
+    ``history``, a prior conversation: its state-changing calls are replayed and its
+    messages open the transcript."""
 
     seed: int = 0
     records: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    data: dict[str, Any] = Field(default_factory=dict)
+    actions: list[Action] = Field(default_factory=list)
+    history: list[HistoryMessage] = Field(default_factory=list)
+
+
+class RecordedCall(_Strict):
+    """A tool call as it was recorded in a conversation, with the output it got."""
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    output: str = ""
+    error: bool = False
+    caller: Literal["agent", "user"] = "agent"
+
+
+class Replay(_Strict):
+    """A recorded conversation to run again (``assay import traces``, docs/traces.md):
+    the user's lines in order, the tool calls with their recorded outputs, and how a new
+    run's calls are matched to them.
+
+    ``match``: ``exact`` (name and arguments, after dropping ``ignore_arguments``) or
+    ``name`` (the name only). ``unrecorded``: what a call that matches no recorded one
+    gets: ``error`` (an error message, the divergence recorded) or ``live`` (the suite's
+    live domain answers it). ``shadow``: also apply recorded calls to the live domain,
+    when the suite has one, so its state follows the conversation (state graders)."""
+
+    user_turns: list[str] = Field(default_factory=list)
+    calls: list[RecordedCall] = Field(default_factory=list)
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    """Tool definitions as recorded (``{name, description, parameters}``): what the agent
+    sees when the suite has no live domain (default: inferred from the calls)."""
+    match: Literal["exact", "name"] = "exact"
+    ignore_arguments: list[str] = Field(default_factory=list)
+    unrecorded: Literal["error", "live"] = "error"
+    shadow: bool = True
+    source: dict[str, Any] = Field(default_factory=dict)
+    """Where the conversation was recorded: trace id, run id, task id, trial, reward."""
 
 
 class Evidence(_Strict):
@@ -141,9 +226,18 @@ class Task(_Strict):
     reference: Reference = Field(default_factory=Reference)
     evidence: list[Evidence] = Field(default_factory=list)
     """Time-sensitive facts the task depends on (snapshot vs probe tracks)."""
+    user_tools: list[str] | None = None
+    """The user tools (dual control) this task offers the user; None: all the domain's."""
+    first_speaker: Speaker = "user"
+    """Who opens the conversation (default: the suite's ``defaults.first_speaker``)."""
+    greeting: str | None = None
+    """When the agent speaks first: its fixed first message (None: the agent writes it)."""
     template: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     instances: int = Field(1, ge=1, le=100_000)
+    replay: Replay | None = None
+    """A recorded conversation: the scripted user says its lines, the environment serves
+    its recorded tool outputs (docs/traces.md)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     _input_hash: str | None = PrivateAttr(default=None)
 
@@ -191,8 +285,49 @@ class SuiteDefaults(_Strict):
     as_of: datetime | None = None
     timezone: str = "UTC"
     data_seed: int = 0
+    first_speaker: Speaker = "user"
+    greeting: str | None = None
     faults: dict[str, Any] | list[Any] | None = None
     """A fault plan (assay.envs.faults.FaultPlan) injected into every run of the suite."""
+
+
+class DomainSource(_Strict):
+    """A suite's own world (``domain:`` as a mapping in ``suite.yaml``): a tools module
+    of the suite folder, or a factory, plus its policy and data files. Paths are
+    relative to the suite folder; every file named here is part of the suite's hash."""
+
+    module: str | None = None
+    """A Python file of the suite (``tools.py``): its ``@tool`` functions (user tools with
+    ``for_="user"``), ``@assertion`` functions and ``POLICY``; or a ``make_domain(ctx)``."""
+    factory: str | None = None
+    """Instead of ``module``: ``package.module:function`` building the domain from this spec."""
+    name: str | None = None
+    policy: str | None = None
+    """A policy file (default: the module's ``POLICY`` text)."""
+    data: list[str] = Field(default_factory=list)
+    """Data files or folders: ``*.jsonl`` (one record per line; table = file name) or
+    JSON/YAML/TOML files mapping table names to records."""
+    keys: dict[str, str] = Field(default_factory=dict)
+    """Primary-key field of each table (default ``id``)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Passed to a factory or ``make_domain``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, data: Any) -> Any:
+        return {"module": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DomainSource:
+        if (self.module is None) == (self.factory is None):
+            raise ValueError(
+                "give exactly one of module (a .py file of the suite) or factory (pkg.mod:function)"
+            )
+        return self
+
+
+def _domain_kind(value: Any) -> str:
+    return "registered" if isinstance(value, str) else "own-world"
 
 
 class Suite(_Strict):
@@ -202,13 +337,28 @@ class Suite(_Strict):
 
     name: str = Field(min_length=1)
     version: str = "1"
-    domain: str | None = None
+    domain: (
+        Annotated[
+            Annotated[str, Tag("registered")] | Annotated[DomainSource, Tag("own-world")],
+            Discriminator(_domain_kind),
+        ]
+        | None
+    ) = None
+    """A registered domain's name, or the suite's own world (a ``.py`` file of the
+    suite, or a :class:`DomainSource` mapping)."""
     description: str = ""
     canary: str | None = None
     defaults: SuiteDefaults = Field(default_factory=SuiteDefaults)
     tasks: list[Task] = Field(default_factory=list)
     task_files: list[str] = Field(default_factory=list)
     templates: str | None = None
+
+    @field_validator("domain", mode="before")
+    @classmethod
+    def _domain_module(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.endswith(".py"):
+            return DomainSource(module=value)
+        return value
 
     @field_validator("version", mode="before")
     @classmethod

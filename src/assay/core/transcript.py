@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from .messages import Message, ToolCall
 
-SpanKind = Literal["trial", "agent", "llm", "tool", "user", "grader"]
+SpanKind = Literal["trial", "turn", "agent", "llm", "tool", "user", "grader"]
 
 
 @dataclass(slots=True)
@@ -35,10 +35,21 @@ class Transcript:
     messages: list[Message] = field(default_factory=list)
     spans: list[Span] = field(default_factory=list)
     started_at: str = ""
+    prompts: dict[str, Any] = field(default_factory=dict)
+    """Prompt snapshots of the trial's model calls: ``system:HASH`` -> system prompt,
+    ``tools:HASH`` -> tool definitions (llm spans carry the hashes)."""
 
     def tool_calls(self) -> list[ToolCall]:
         """The agent's tool calls, in order."""
         return [c for m in self.messages if m.role == "assistant" for c in m.tool_calls]
+
+    def all_tool_calls(self) -> list[ToolCall]:
+        """Every tool call, the agent's and (dual control) the user's, in order."""
+        return [c for m in self.messages if m.role in ("assistant", "user") for c in m.tool_calls]
+
+    def user_tool_calls(self) -> list[ToolCall]:
+        """The user's own tool calls (dual control), in order."""
+        return [c for m in self.messages if m.role == "user" for c in m.tool_calls]
 
     def tool_results(self) -> dict[str, Message]:
         return {m.tool_call_id: m for m in self.messages if m.role == "tool" and m.tool_call_id}

@@ -9,9 +9,9 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.messages import ToolSpec
-from ..core.task import Task
+from ..core.task import InitialState, Task
 from .state import Database, Snapshot, State
-from .tools import Caller, ToolContext, Toolkit, render_result
+from .tools import Caller, InvalidToolCall, ToolContext, Toolkit, render_result
 
 
 @runtime_checkable
@@ -36,11 +36,21 @@ class Environment(Protocol):
         """Names of the tools that change state."""
 
 
+def _merge(base: Any, patch: Any) -> Any:
+    """``patch`` deep-merged into ``base``: mappings key by key, anything else replaced."""
+    if isinstance(base, dict) and isinstance(patch, dict):
+        return {**base, **{k: _merge(base.get(k), v) if k in base else v for k, v in patch.items()}}
+    return patch
+
+
 class ToolEnvironment:
     """An Environment made of a :class:`Database` and a :class:`Toolkit`.
 
-    ``build`` makes the base database for a seed; ``records`` are upserted over it.
-    Base databases are cached per seed and copied, so ``reset`` is cheap.
+    ``build`` makes the base database for a seed; then the task's initial state is
+    applied (:class:`~assay.core.task.InitialState`: ``records`` upserted, ``data``
+    deep-merged into records, ``actions`` run, the ``history``'s state-changing calls
+    replayed). Base databases are cached per seed and copied, so ``reset`` is cheap.
+    ``user_tools`` limits the user's tools (dual control) to those named.
     """
 
     def __init__(
@@ -52,10 +62,13 @@ class ToolEnvironment:
         now: datetime,
         version: str = "1",
         cache: dict[int, Database] | None = None,
+        initial: InitialState | None = None,
+        user_tools: list[str] | None = None,
     ):
         self.toolkit = toolkit
         self._build = build
-        self._records = records or {}
+        self._initial = initial or InitialState(records=dict(records or {}))
+        self._user_tools = user_tools
         self.now = now
         self.version = version
         self._cache = cache if cache is not None else {}
@@ -67,13 +80,30 @@ class ToolEnvironment:
         if base is None:
             base = self._cache[seed] = self._build(seed)
         self.db = base.copy()
-        self.db.apply_records(self._records)
         self._seed = seed
+        initial = self._initial
+        self.db.apply_records(initial.records)
+        for table, rows in initial.data.items():
+            for key, patch in (rows or {}).items():
+                self.db.put(table, str(key), _merge(self.db.get(table, str(key)) or {}, patch))
+        for action in initial.actions:
+            self.call(action.name, dict(action.args), for_=action.requestor)
+        writes = self.toolkit.write_tools()
+        for message in initial.history:
+            for call in message.tool_calls:
+                if call.name in writes:
+                    self.call(call.name, dict(call.args), for_=call.requestor)
 
     def tools(self, for_: Caller = "agent") -> list[ToolSpec]:
-        return self.toolkit.specs(for_)
+        specs = self.toolkit.specs(for_)
+        if for_ == "user" and self._user_tools is not None:
+            return [s for s in specs if s.name in self._user_tools]
+        return specs
 
     def call(self, name: str, args: dict[str, Any], for_: Caller = "agent") -> str:
+        if for_ == "user" and self._user_tools is not None and name not in self._user_tools:
+            available = ", ".join(sorted(self._user_tools))
+            raise InvalidToolCall(f"unknown tool {name!r}; available tools: {available}")
         tool = self.toolkit.get(name, for_)
         ctx = ToolContext(self.db, self.now, random.Random(self._seed), for_)
         return render_result(tool(ctx, args))
@@ -124,10 +154,11 @@ class ToolDomain:
         return ToolEnvironment(
             self.toolkit,
             self.generate,
-            records=task.initial_state.records,
             now=now,
             version=f"{self.name}-{self.version}",
             cache=self._cache,
+            initial=task.initial_state,
+            user_tools=task.user_tools,
         )
 
 

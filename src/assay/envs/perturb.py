@@ -374,13 +374,18 @@ class PerturbedEnvironment:
         return self._apply(name, self.inner.call(name, args, for_), for_)
 
     def __getattr__(self, attr: str) -> Any:
-        if attr == "acall" and hasattr(self.inner, "acall"):
+        """What the inner environment has besides the protocol (``acall`` for blocking
+        tools, with its answer perturbed too; ``last_replay``...)."""
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        inner = getattr(self.inner, attr)
+        if attr != "acall":
+            return inner
 
-            async def acall(name: str, args: dict[str, Any], for_: Caller = "agent") -> str:
-                return self._apply(name, await self.inner.acall(name, args, for_=for_), for_)  # type: ignore[attr-defined]
+        async def acall(name: str, args: dict[str, Any], for_: Caller = "agent") -> str:
+            return self._apply(name, await inner(name, args, for_=for_), for_)
 
-            return acall
-        raise AttributeError(attr)
+        return acall
 
 
 def wrap_with_perturbation(env: Environment, task: Task, seed: int) -> Environment:

@@ -1,9 +1,11 @@
-"""Domains by name: built-ins are imported lazily, plugins add theirs."""
+"""Domains by name: built-ins are imported lazily, plugins add theirs; a suite's own
+domain is found by its :class:`~assay.envs.local.LocalDomainRef`."""
 
 from __future__ import annotations
 
 from ..core.registry import Registry
 from .environment import NO_DOMAIN, Domain
+from .local import LocalDomainRef, load_local_domain
 
 DOMAINS: Registry[Domain] = Registry(
     "domain",
@@ -16,7 +18,13 @@ DOMAINS: Registry[Domain] = Registry(
     },
 )
 
+#: What names a domain: a registered name, a suite's own domain, or None (no domain).
+DomainRef = str | LocalDomainRef | None
 
-def get_domain(name: str | None) -> Domain:
-    """The domain called ``name`` (``None`` means no domain)."""
-    return DOMAINS.get(name or "none")
+
+def get_domain(ref: DomainRef) -> Domain:
+    """The domain ``ref`` names: a registered name, a suite's own domain
+    (:class:`LocalDomainRef`), or ``None`` (no domain)."""
+    if isinstance(ref, LocalDomainRef):
+        return load_local_domain(ref).domain
+    return DOMAINS.get(ref or "none")

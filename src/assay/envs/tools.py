@@ -205,5 +205,9 @@ class Toolkit:
     def specs(self, for_: Caller = "agent") -> list[ToolSpec]:
         return [t.spec() for t in self._tools.values() if t.for_ in (for_, "both")]
 
-    def write_tools(self) -> set[str]:
-        return {t.name for t in self._tools.values() if t.write}
+    def write_tools(self, for_: Caller | None = None) -> set[str]:
+        """Names of the tools that change state: all of them, or those of one side
+        (``agent``: what the agent may call; ``user``: the user's own tools)."""
+        return {
+            t.name for t in self._tools.values() if t.write and (for_ is None or t.for_ in (for_, "both"))
+        }

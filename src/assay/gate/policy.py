@@ -48,6 +48,13 @@ USAGE_LEAVES = {
     "tokens": ("input", "output", "trials_with_usage"),
 }
 EXCLUDED_LEAVES = ("share", "trials")
+SAFETY_RATES = (
+    "trigger_recall",
+    "false_trigger_rate",
+    "interception_recall",
+    "false_refusal_rate",
+    "unauthorized_operation_rate",
+)
 RAG_FAILURES = ("retrieval_only", "generation_only", "both", "neither", "undecided")
 RAG_HINT = (
     "rag.stages.<stage>.pass_rate, rag.stages.<stage>.graders.<grader>.pass_rate, "
@@ -80,7 +87,8 @@ def summary_path_problem(path: str) -> str | None:
     head = parts[0]
     hint = (
         "use overall.<m>, by_stratum|by_split|by_tag.<group>.<m>, process.<name>, "
-        "usage.latency_s.p95, usage.cost_usd.mean or excluded.share"
+        "usage.latency_s.p95, usage.cost_usd.mean, excluded.share or safety.<rate> "
+        f"({', '.join(SAFETY_RATES)})"
     )
     if head in GROUP_SECTIONS:
         rest = parts[1:] if head == "overall" else parts[2:]
@@ -103,6 +111,8 @@ def summary_path_problem(path: str) -> str | None:
         return None
     if head == "rag":
         return rag_path_problem(parts)
+    if head == "safety" and len(parts) == 2 and parts[1] in SAFETY_RATES:
+        return None
     return f"{path!r} is not a summary metric; {hint}"
 
 

@@ -6,13 +6,14 @@ from .actions import ActionsGrader, confirmation_violations
 from .agent import ErrorRecoveryGrader, ToolSelectionGrader, TrajectoryGrader
 from .base import Grader, GraderSettings
 from .bias import LengthBias, VerbosityProbe, judge_scorer, length_bias, pad, verbosity_probe
-from .calibration import Agreement, GraderCalibration, calibrate
+from .calibration import Agreement, GraderCalibration
 from .communicate import CommunicateGrader
+from .env_assert import EnvAssertGrader
 from .files import GraderFileError, resolve_file
 from .judge import NO_JUDGE, JudgeCall, JudgeGrader, PanelResult, ask_judge, combine
 from .judge_prompt import PROMPT_VERSION, JudgeInput, MalformedVerdict, Verdict, build_messages, parse_verdict
 from .matching import args_match, is_affirmative, normalize_text, values_equal
-from .pairwise import Battle, PairInput, PairJudgement, PairwiseReport, judge_pair, judge_runs, write_battles
+from .pairwise import Battle, PairInput, PairJudgement, PairwiseReport, judge_pair, write_battles
 from .process import process_metrics
 from .registry import GRADERS, build_grader, check_grader_spec, grade_trial
 from .routing import (
@@ -50,6 +51,7 @@ __all__ = [
     "Battle",
     "CommunicateGrader",
     "Dimension",
+    "EnvAssertGrader",
     "ErrorRecoveryGrader",
     "Grader",
     "GraderCalibration",
@@ -79,7 +81,6 @@ __all__ = [
     "ask_judge",
     "build_grader",
     "build_messages",
-    "calibrate",
     "check_grader_spec",
     "combine",
     "confirmation_violations",
@@ -88,7 +89,6 @@ __all__ = [
     "grade_trial",
     "is_affirmative",
     "judge_pair",
-    "judge_runs",
     "judge_scorer",
     "length_bias",
     "load_rubric",

@@ -1,9 +1,19 @@
 """``actions``: the process. Required actions (with argument subsets), forbidden
-actions, ordering constraints, and an explicit confirmation before every write."""
+actions, ordering constraints, and an explicit confirmation before every write.
+
+A pattern matches a tool call of its ``requestor`` (``agent``, ``user`` for the user's
+own tools in dual control, or any side when omitted) by name and arguments:
+``match: subset`` (the pattern's arguments present with equal values, leniently
+compared), ``exact`` or ``ignore``; ``compare_args`` limits the compared arguments to
+those named. Two rules (``rule``): ``assay`` (default) counts a required action only
+when its call succeeded; ``tau2`` is tau2-bench's ACTION rule: any call counts, and the
+arguments compared (``compare_args``, else every argument of the call) must be equal
+as Python values. ``metrics`` give ``met[i]`` (1/0) for each required action.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -19,6 +29,8 @@ class ActionPattern(Params):
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     match: str = "subset"
+    requestor: Literal["agent", "user"] | None = None
+    compare_args: list[str] | None = None
 
     @field_validator("match")
     @classmethod
@@ -27,11 +39,24 @@ class ActionPattern(Params):
             raise ValueError("match must be subset, exact or ignore")
         return v
 
-    def matches(self, call: ToolCall) -> bool:
-        return call.name == self.name and args_match(call.arguments, self.args, self.match)
+    def matches(self, call: ToolCall, rule: str = "assay") -> bool:
+        if call.name != self.name or (self.requestor is not None and call.requestor != self.requestor):
+            return False
+        if rule == "tau2":
+            keys = list(call.arguments) if self.compare_args is None else self.compare_args
+            ours = {k: v for k, v in self.args.items() if k in keys}
+            theirs = {k: v for k, v in call.arguments.items() if k in keys}
+            return ours == theirs
+        if self.compare_args is not None:
+            wanted = {k: v for k, v in self.args.items() if k in self.compare_args}
+            actual = {k: v for k, v in call.arguments.items() if k in self.compare_args}
+            return args_match(actual, wanted, self.match)
+        return args_match(call.arguments, self.args, self.match)
 
     def __str__(self) -> str:
-        return self.name + (f"({', '.join(f'{k}={v!r}' for k, v in self.args.items())})" if self.args else "")
+        side = f"{self.requestor}:" if self.requestor == "user" else ""
+        args = f"({', '.join(f'{k}={v!r}' for k, v in self.args.items())})" if self.args else ""
+        return side + self.name + args
 
 
 def _pattern(raw: Any) -> Any:
@@ -43,6 +68,7 @@ class ActionsParams(Params):
     forbidden: list[ActionPattern] = Field(default_factory=list)
     order: list[tuple[str, str]] = Field(default_factory=list, description="[a, b]: a happens before any b")
     confirm_before_write: bool = False
+    rule: Literal["assay", "tau2"] = "assay"
 
     @field_validator("required", "forbidden", mode="before")
     @classmethod
@@ -51,7 +77,9 @@ class ActionsParams(Params):
 
 
 def confirmation_violations(transcript: Transcript, write_tools: set[str]) -> list[str]:
-    """Write calls not preceded by an agent question answered with an explicit yes.
+    """The agent's write calls not preceded by an agent question answered with an
+    explicit yes. ``write_tools`` are the agent's (a dual-control user's own tools are
+    not the agent's to confirm).
 
     The consent is the latest user message before the write; it must be affirmative
     and must answer an agent message (the one just before it) that asked a question.
@@ -61,7 +89,8 @@ def confirmation_violations(transcript: Transcript, write_tools: set[str]) -> li
     consent = False
     for m in transcript.messages:
         if m.role == "user":
-            consent = is_affirmative(m.content) and "?" in last_agent_text
+            if m.content or not m.tool_calls:  # a user's tool-only message says nothing to the agent
+                consent = is_affirmative(m.content) and "?" in last_agent_text
         elif m.role == "assistant":
             for call in m.tool_calls:
                 if call.name in write_tools and not consent:
@@ -85,29 +114,32 @@ class ActionsGrader(Grader[ActionsParams]):
 
     def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
         p: ActionsParams = self.params
-        calls = transcript.tool_calls()
+        calls = transcript.all_tool_calls()
         results = transcript.tool_results()
         succeeded = [c for c in calls if not (results.get(c.id) and results[c.id].error)]
+        candidates = calls if p.rule == "tau2" else succeeded
         problems: list[str] = []
         category = None
-        forbidden = [str(f) for f in p.forbidden if any(f.matches(c) for c in calls)]
+        forbidden = [str(f) for f in p.forbidden if any(f.matches(c, p.rule) for c in calls)]
         if forbidden:
             problems.append(f"forbidden action taken: {', '.join(forbidden)}")
             category = "forbidden_action"
-        missing = [str(r) for r in p.required if not any(r.matches(c) for c in succeeded)]
+        met = [any(r.matches(c, p.rule) for c in candidates) for r in p.required]
+        missing = [str(r) for r, ok in zip(p.required, met, strict=True) if not ok]
         if missing:
             problems.append(f"required action not done: {', '.join(missing)}")
             category = category or "missing_action"
-        names = [c.name for c in calls]
+        names = [c.name for c in transcript.tool_calls()]
         for first, then in p.order:
             if then in names and (first not in names or names.index(first) > names.index(then)):
                 problems.append(f"{then} happened before {first}")
                 category = category or "wrong_order"
         if p.confirm_before_write:
-            unconfirmed = confirmation_violations(transcript, self.domain.toolkit.write_tools())
+            unconfirmed = confirmation_violations(transcript, self.domain.toolkit.write_tools("agent"))
             if unconfirmed:
                 problems.append(f"no explicit confirmation before {', '.join(unconfirmed)}")
                 category = category or "no_confirmation"
+        metrics = {f"met[{i}]": float(ok) for i, ok in enumerate(met)}
         if problems:
-            return self.result(False, "; ".join(problems), category=category)
-        return self.result(True, f"process followed ({len(calls)} tool calls)")
+            return self.result(False, "; ".join(problems), category=category, metrics=metrics)
+        return self.result(True, f"process followed ({len(calls)} tool calls)", metrics=metrics)

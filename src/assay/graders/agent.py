@@ -151,7 +151,7 @@ class ErrorRecoveryGrader(Grader[ErrorRecoveryParams]):
         p: ErrorRecoveryParams = self.params
         names = self.domain.toolkit.names()
         handover = p.handover_tools if p.handover_tools is not None else [n for n in names if "transfer" in n]
-        report = error_recovery(transcript, handover, self.domain.toolkit.write_tools())
+        report = error_recovery(transcript, handover, self.domain.toolkit.write_tools("agent"))
         if not report.events:
             return self.skip("no tool call failed: nothing to recover from")
         counts = report.counts

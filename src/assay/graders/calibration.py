@@ -17,15 +17,12 @@ passed it). Labels on the trial as a whole (grader "") are compared with the rew
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.results import TrialResult
 from ..stats.agreement import cohen_kappa, confusion_matrix, raw_agreement
-from ..store.labels import LabelStore
-from ..store.store import Store
-from .bias import LengthBias, length_bias
+from .bias import LengthBias
 from .registry import is_judge_kind
 
 TRIAL = "(trial reward)"
@@ -154,63 +151,13 @@ class GraderCalibration:
         }
 
 
-def _length_bias(store: Store, run_id: str, results: list[TrialResult], grader: str) -> LengthBias | None:
-    scores, lengths = [], []
-    for r in results:
-        judged = (g for g in r.grades if g.grader == grader and is_judge_kind(g.kind))
-        g = next((g for g in judged if g.score is not None), None)
-        if g is None or g.score is None:
-            continue
-        transcript = store.load_transcript(run_id, r.task_id, r.trial_index)
-        if transcript is None:
-            continue
-        scores.append(g.score)
-        lengths.append(sum(len(t) for t in transcript.agent_texts()))
-    return length_bias(scores, lengths) if scores else None
-
-
-def calibrate(
-    store: Store,
-    run_id: str,
-    grader: str | None = None,
-    threshold: float = 0.7,
-    labeller: str | None = None,
-) -> list[GraderCalibration]:
-    """Judge-vs-human agreement of every labelled grader of a run (or of ``grader``;
-    ``(trial reward)`` or "" means the labels on whole trials)."""
-    store.get_run(run_id)  # RunNotFound early
-    wanted = "" if grader == TRIAL else grader
-    labels = LabelStore(store).latest(run_id, grader=wanted, labeller=labeller)
-    results = store.load_results(run_id)
-    judged = judge_values(results)
-    pairs: dict[str, dict[str, list[tuple[str, str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    unmatched: dict[str, int] = defaultdict(int)
-    for (task_id, index, g, dim), lb in sorted(labels.items()):
-        value = judged.get((g, task_id, index, dim))
-        if value is None or (value in ("pass", "fail")) != (lb.value in ("pass", "fail")):
-            unmatched[g] += 1
-            continue
-        pairs[g][dim].append((value, lb.value, lb))
-    out = []
-    for g in sorted(pairs):
-        cal = GraderCalibration(g or TRIAL, threshold, unmatched=unmatched.get(g, 0))
-        for dim in sorted(pairs[g]):
-            rows = pairs[g][dim]
-            cal.dimensions.append(agreement(dim, [j for j, _, _ in rows], [h for _, h, _ in rows]))
-            cal.disagreements.extend(
-                {
-                    "task_id": lb.task_id,
-                    "trial_index": lb.trial_index,
-                    "dimension": dim or "overall",
-                    "judge": j,
-                    "human": h,
-                    "labeller": lb.labeller,
-                    "comment": lb.comment,
-                }
-                for j, h, lb in rows
-                if j != h
-            )
-        if g:
-            cal.length_bias = _length_bias(store, run_id, results, g)
-        out.append(cal)
-    return out
+def needs_review(result: TrialResult) -> list[str]:
+    """Graders whose verdict on this trial waits for a human: a panel that disagreed or a
+    judge unsure (``needs_review``), or a gating judge that answered ``unknown`` (no
+    verdict, not skipped: the trial is excluded until someone decides). The review
+    queue of ``assay label --review`` and the viewer's ``/label`` screen."""
+    return [
+        g.grader
+        for g in result.grades
+        if is_judge_kind(g.kind) and (g.needs_review or (g.passed is None and not g.skipped))
+    ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -22,8 +22,6 @@ from ..core.messages import Message
 from ..llm.errors import ModelUnavailable
 from ..llm.spec import ChatModel
 from ..llm.types import GenerateConfig
-from ..store.store import Store, now_iso
-from .judge import answer_of
 from .judge_prompt import extract_json, fence
 from .rubric import Rubric
 
@@ -193,71 +191,3 @@ class PairwiseReport:
             "by_judge": {j: {"position_bias_rate": self.position_bias_rate(j)} for j in judges},
             "skipped": self.skipped,
         }
-
-
-def run_label(store: Store, run_id: str) -> str:
-    info = store.get_run(run_id)
-    return info.config.model or info.config.agent
-
-
-async def judge_runs(
-    store: Store,
-    run_a: str,
-    run_b: str,
-    judges: Sequence[tuple[str, ChatModel]],
-    rubric: Rubric | None = None,
-    target: str = "final",
-    config: GenerateConfig | None = None,
-    concurrency: int = 8,
-    progress: Callable[[int, int], None] | None = None,
-) -> PairwiseReport:
-    """Judge the outputs of two runs task by task (trial i against trial i)."""
-    name_a, name_b = run_label(store, run_a), run_label(store, run_b)
-    if name_a == name_b:
-        name_a, name_b = run_a, run_b
-    tasks_a = {t.task_id: t for t in store.load_tasks(run_a)}
-    trials_a = {r.key for r in store.load_results(run_a)}
-    trials_b = {r.key for r in store.load_results(run_b)}
-    report = PairwiseReport()
-    jobs: list[tuple[str, int, PairInput]] = []
-    for task_id, index in sorted(trials_a & trials_b):
-        ta = store.load_transcript(run_a, task_id, index)
-        tb = store.load_transcript(run_b, task_id, index)
-        if ta is None or tb is None:
-            report.skipped.append(f"{task_id}#{index}: no transcript")
-            continue
-        a, b = answer_of(ta, target), answer_of(tb, target)
-        if not a.strip() or not b.strip():
-            report.skipped.append(f"{task_id}#{index}: an output is empty")
-            continue
-        opening = next(iter(ta.user_texts()), "")
-        question = "\n".join(x for x in (tasks_a[task_id].description, opening) if x)
-        jobs.append((task_id, index, PairInput(question, a, b)))
-    gate = asyncio.Semaphore(concurrency)
-    done = 0
-
-    async def one(spec: str, model: ChatModel, task_id: str, index: int, item: PairInput) -> Battle:
-        nonlocal done
-        async with gate:
-            j = await judge_pair(model, item, rubric, config)
-        done += 1
-        if progress is not None:
-            progress(done, len(jobs) * len(judges))
-        return Battle(
-            name_a,
-            name_b,
-            j.winner,
-            f"{task_id}#{index}",
-            now_iso(),
-            spec,
-            j.consistent,
-            j.needs_review,
-            j.first,
-            j.second,
-            j.reason,
-        )
-
-    report.battles = list(
-        await asyncio.gather(*(one(s, m, t, i, item) for s, m in judges for t, i, item in jobs))
-    )
-    return report

@@ -22,6 +22,7 @@ GRADERS: Registry[type[Grader[Any]]] = Registry(
         "state": "assay.graders.state:StateGrader",
         "communicate": "assay.graders.communicate:CommunicateGrader",
         "actions": "assay.graders.actions:ActionsGrader",
+        "env_assert": "assay.graders.env_assert:EnvAssertGrader",
         "text": "assay.graders.text:TextGrader",
         "judge": "assay.graders.judge:JudgeGrader",
         "trajectory": "assay.graders.agent:TrajectoryGrader",
@@ -36,6 +37,7 @@ GRADERS: Registry[type[Grader[Any]]] = Registry(
         "faithfulness": "assay.graders.rag_generation:FaithfulnessGrader",
         "answer_correctness": "assay.graders.rag_generation:AnswerCorrectnessGrader",
         "tests": "assay.graders.tests:TestsGrader",
+        "replay": "assay.graders.replay:ReplayGrader",
     },
 )
 

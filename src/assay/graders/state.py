@@ -1,17 +1,26 @@
 """``state``: the environment's end state against the gold state (the state reached by
 replaying the task's reference actions on a fresh environment) and/or explicit field
-assertions."""
+assertions.
+
+A domain that defines its own gold state and comparison
+(:class:`~assay.envs.capabilities.GoldStateDomain`, e.g. the tau2 ports) gives its own
+verdict; other domains get :func:`~assay.envs.capabilities.replay_gold` and assay's diff.
+Reference actions that fail stop the grade (``failed_actions: error``, the default) or
+are skipped (``ignore``, as tau2 does; a gold-state domain decides itself): the grade
+says which were ignored.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
 from ..core.results import GradeResult, Outcome
 from ..core.task import Task
 from ..core.transcript import Transcript
-from ..envs.state import Snapshot, State, diff
+from ..envs.capabilities import GoldState, GoldStateDomain, StateComparison, compare_by_diff, replay_gold
+from ..envs.state import Snapshot, State
 from ..envs.tools import ToolError
 from .base import Grader, Params
 from .matching import values_equal
@@ -27,8 +36,12 @@ class Assertion(Params):
 
 class StateParams(Params):
     gold: bool = True
-    ignore: list[str] = Field(default_factory=list, description="table.field paths not compared")
+    ignore: list[str] = Field(
+        default_factory=list,
+        description="tables or table.field paths not compared (a path covers what is below it)",
+    )
     assertions: list[Assertion] = Field(default_factory=list, alias="assert")
+    failed_actions: Literal["error", "ignore"] = "error"
 
 
 def _describe(changes: list[dict[str, Any]], limit: int = 3) -> str:
@@ -44,6 +57,18 @@ def _describe(changes: list[dict[str, Any]], limit: int = 3) -> str:
     return "; ".join(parts) + more
 
 
+def is_ignored(change: dict[str, Any], ignore: list[str]) -> bool:
+    """Does an ignore entry cover this difference? An entry names a table
+    (``orders``), a field (``orders.status``) or a nested path (``orders.items``,
+    ``orders.items[0].price``); it covers the place it names and everything below it."""
+    if change["table"] in ignore:
+        return True
+    if change["op"] != "change":
+        return False
+    place = f"{change['table']}.{change['field']}"
+    return any(place == entry or place.startswith((entry + ".", entry + "[")) for entry in ignore)
+
+
 class StateGrader(Grader[StateParams]):
     kind = "state"
     Params = StateParams
@@ -56,39 +81,47 @@ class StateGrader(Grader[StateParams]):
             return {"gold": False}
         return raw
 
+    def gold(self, task: Task) -> GoldState:
+        """The gold state: the domain's own, or the reference actions replayed."""
+        if isinstance(self.domain, GoldStateDomain):
+            return self.domain.gold_state(task)
+        return replay_gold(self.domain, task, ignore_failures=self.params.failed_actions == "ignore")
+
+    def compare(self, final: State | Snapshot, gold: State | Snapshot) -> StateComparison:
+        if isinstance(self.domain, GoldStateDomain):
+            return self.domain.compare_states(final, gold)
+        return compare_by_diff(final, gold)
+
     def gold_state(self, task: Task) -> State | Snapshot:
         """The state after replaying the reference actions (ToolError if one fails)."""
-        env = self.domain.environment(task, task.as_of)  # type: ignore[arg-type]
-        env.reset(task.initial_state.seed)
-        for i, action in enumerate(task.reference.actions):
-            try:
-                env.call(action.name, dict(action.args))
-            except ToolError as exc:
-                raise ToolError(f"reference action {i} ({action.name}) failed: {exc}") from None
-        return env.snapshot()
-
-    def _ignored(self, change: dict[str, Any]) -> bool:
-        """Is this difference in a field (``table.field``) or table the params ignore?"""
-        ignore = self.params.ignore
-        return change["table"] in ignore or (
-            change["op"] == "change" and f"{change['table']}.{change['field']}" in ignore
-        )
+        return self.gold(task).state
 
     def grade(self, task: Task, transcript: Transcript, outcome: Outcome) -> GradeResult:
         final = outcome.final_state
         if final is None:
             return self.skip("no final state was captured for this trial")
         problems: list[str] = []
+        notes: list[str] = []
         if self.params.gold:
             try:
-                gold = self.gold_state(task)
+                gold = self.gold(task)
             except ToolError as exc:
                 return self.result(
                     None, f"cannot build the gold state: {exc}", skipped=True, category="grader_error"
                 )
-            changes = [c for c in diff(gold, final) if not self._ignored(c)]
-            if changes:
-                problems.append(f"end state differs from gold: {_describe(changes)}")
+            notes = [
+                f"reference action {i} ({name}) failed and was ignored: {error}"
+                for i, name, error in gold.ignored
+            ]
+            verdict = self.compare(final, gold.state)
+            if not verdict.match:
+                changes = [c for c in verdict.changes if not is_ignored(c, self.params.ignore)]
+                if changes:
+                    problems.append(f"end state differs from gold: {_describe(changes)}")
+                elif verdict.other or not verdict.changes:  # else: every difference is ignored
+                    problems.append(
+                        "end state differs from gold: " + ("; ".join(verdict.other) or "(no detail)")
+                    )
         for a in self.params.assertions:
             record = _record(final, a.table, a.key)
             if not a.exists:
@@ -100,10 +133,13 @@ class StateGrader(Grader[StateParams]):
                 problems.append(
                     f"{a.table} {a.key}.{a.field} is {record.get(a.field)!r}, expected {a.equals!r}"
                 )
+        metrics = {"ignored_gold_actions": float(len(notes))} if notes else {}
         if problems:
-            return self.result(False, "; ".join(problems), category="wrong_end_state")
+            return self.result(
+                False, "; ".join(problems + notes), category="wrong_end_state", metrics=metrics
+            )
         what = "end state matches gold" if self.params.gold else "assertions hold"
-        return self.result(True, what)
+        return self.result(True, "; ".join([what, *notes]), metrics=metrics)
 
 
 def _record(state: State | Snapshot, table: str, key: str) -> dict[str, Any] | None:

@@ -9,6 +9,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
+from ..core.messages import ToolSpec
 from .errors import BudgetExceeded
 from .types import Usage
 
@@ -40,6 +41,10 @@ class CallRecord:
     error: str | None = None
     source: CallSource = "network"
     request_hash: str = ""
+    system_prompt: str | None = None
+    """The system prompt the call was made with (the same object the caller passed)."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The tool definitions the call was made with."""
 
 
 @dataclass(frozen=True, slots=True)

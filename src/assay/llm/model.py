@@ -15,6 +15,7 @@ from .cache import ResponseCache
 from .cassette import Cassette, current_cassette
 from .errors import ModelRequestRejected, ModelUnavailable
 from .limits import Clock, Limiter, LimitSettings, shared_limiter
+from .media import keyed_request
 from .meter import CallRecord, CallSource, current_meter, current_role
 from .pricing import Pricing, PricingTable, default_pricing
 from .provider import Provider
@@ -23,11 +24,21 @@ from .types import Completion, GenerateConfig, RawResult
 
 
 def request_hash(provider: str, model: str, request: Any, config: GenerateConfig) -> str:
-    """Identity of a request, endpoint excluded (cassettes replay on another endpoint)."""
+    """Identity of a request, endpoint excluded (cassettes replay on another endpoint).
+    ``request`` is the keyed request (:func:`~assay.llm.media.keyed_request`): binary
+    parts count by their content hash."""
     return stable_hash(
         {"provider": provider, "model": model, "request": request, "sampling": config.sampling()},
         32,
     )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Prompt:
+    """What a call's prompt snapshot is made of: its system prompt and tool definitions."""
+
+    system: str | None
+    tools: tuple[ToolSpec, ...]
 
 
 class LLMModel:
@@ -73,6 +84,11 @@ class LLMModel:
     def spec(self) -> str:
         return f"{self.provider.name}:{self.provider.model}"
 
+    @property
+    def modalities(self) -> frozenset[str]:
+        """What the provider's wire format can carry: ``text``, ``image``, ``audio``."""
+        return frozenset(getattr(self.provider, "modalities", ("text",)))
+
     def __repr__(self) -> str:
         return f"LLMModel({self.spec!r}, endpoint={self.provider.endpoint!r})"
 
@@ -95,14 +111,16 @@ class LLMModel:
     ) -> Completion:
         config = config or GenerateConfig()
         request = self.provider.build_request(messages, tools or (), config)
-        rhash = request_hash(self.provider.name, self.provider.model, request, config)
+        keyed = keyed_request(request, messages)  # binary parts by content hash
+        rhash = request_hash(self.provider.name, self.provider.model, keyed, config)
         role = self.role or current_role()
         started = time.time()
         cassette = self.cassette or current_cassette()
+        prompt = _Prompt(next((m.content for m in messages if m.role == "system"), None), tuple(tools or ()))
 
         if cassette is not None and cassette.mode == "replay":
             completion = cassette.take(rhash, self.spec)
-            self._meter(role, completion, started, "cassette")
+            self._meter(role, completion, started, "cassette", prompt)
             return completion
 
         key = stable_hash({"request": rhash, "endpoint": self.provider.endpoint}, 32)
@@ -111,13 +129,13 @@ class LLMModel:
             completion = dataclasses.replace(hit, cached=True, retries=0)
             source: CallSource = "cache"
         else:
-            completion = await self._call(request, rhash, config, role, started)
+            completion = await self._call(request, rhash, config, role, started, prompt)
             source = "network"
             if self.cache is not None:
                 self.cache.put(key, completion)
         if cassette is not None:
-            cassette.record(rhash, completion, provider=self.provider.name, model=self.model, request=request)
-        self._meter(role, completion, started, source)
+            cassette.record(rhash, completion, provider=self.provider.name, model=self.model, request=keyed)
+        self._meter(role, completion, started, source, prompt)
         return completion
 
     async def _call(
@@ -127,6 +145,7 @@ class LLMModel:
         config: GenerateConfig,
         role: str,
         started: float,
+        prompt: _Prompt | None = None,
     ) -> Completion:
         limiter = self._limiter_now()
         estimate = len(canonical_json(request)) // 4
@@ -141,11 +160,11 @@ class LLMModel:
                 except Exception as exc:
                     failure = classify(exc)
                     if failure is None:
-                        self._fail(role, rhash, started, retries, f"{type(exc).__name__}: {exc}")
+                        self._fail(role, rhash, started, retries, f"{type(exc).__name__}: {exc}", prompt)
                         raise
                     if not failure.retryable or retries >= self.retry.max_retries:
                         attempts = retries + 1
-                        self._fail(role, rhash, started, retries, failure.message)
+                        self._fail(role, rhash, started, retries, failure.message, prompt)
                         kind = ModelUnavailable if failure.retryable else ModelRequestRejected
                         reason = "gave up" if failure.retryable else "request rejected"
                         raise kind(
@@ -175,7 +194,9 @@ class LLMModel:
             malformed=raw.malformed,
         )
 
-    def _meter(self, role: str, c: Completion, started: float, source: CallSource) -> None:
+    def _meter(
+        self, role: str, c: Completion, started: float, source: CallSource, prompt: _Prompt | None = None
+    ) -> None:
         meter = current_meter()
         if meter is None:
             return
@@ -193,10 +214,14 @@ class LLMModel:
                 ended_at=time.time(),
                 source=source,
                 request_hash=c.request_hash,
+                system_prompt=prompt.system if prompt else None,
+                tools=prompt.tools if prompt else (),
             )
         )
 
-    def _fail(self, role: str, rhash: str, started: float, retries: int, error: str) -> None:
+    def _fail(
+        self, role: str, rhash: str, started: float, retries: int, error: str, prompt: _Prompt | None = None
+    ) -> None:
         meter = current_meter()
         if meter is None:
             return
@@ -214,6 +239,8 @@ class LLMModel:
                 ended_at=time.time(),
                 error=error,
                 request_hash=rhash,
+                system_prompt=prompt.system if prompt else None,
+                tools=prompt.tools if prompt else (),
             )
         )
 

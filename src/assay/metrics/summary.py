@@ -19,8 +19,10 @@ import numpy.typing as npt
 from ..core.results import RunInfo, TaskMeta, TrialResult
 from ..stats.clustered import clustered_rate_interval
 from ..stats.intervals import wilson_bounds, wilson_interval
+from .best_at_k import score_stats
 from .frame import FrameExtras, TrialFrame
 from .rag_summary import grade_rows, rag_summary
+from .safety import SAFETY_KINDS, safety_summary
 from .summary_model import (
     CapabilityCell,
     ConfigView,
@@ -282,6 +284,15 @@ def summarize_run(
     return summary
 
 
+def _scores(results: Sequence[TrialResult]) -> list[tuple[str, str, float]]:
+    """(task, grader, score) of graders that score beyond 0/1, as the store selects them."""
+    graded = [(r.task_id, g) for r in results for g in r.grades if not g.skipped and g.score is not None]
+    beyond = {g.grader for _, g in graded if g.score not in (0, 1)}
+    return [
+        (task, g.grader, float(g.score)) for task, g in graded if g.grader in beyond and g.score is not None
+    ]
+
+
 def summarize(results: Sequence[TrialResult], tasks: Sequence[TaskMeta], k_max: int) -> RunSummary:
     """The summary of in-memory results (see :func:`summarize_frame`; ``rag`` as a
     stored run's: :func:`assay.metrics.rag_summary.rag_summary`)."""
@@ -289,4 +300,8 @@ def summarize(results: Sequence[TrialResult], tasks: Sequence[TaskMeta], k_max: 
         TrialFrame.from_results(results), FrameExtras.from_results(results), tasks, k_max
     )
     summary.rag = rag_summary(grade_rows(results))
+    summary.scores = score_stats(_scores(results), k_max)
+    summary.safety = safety_summary(
+        g.metrics for r in results for g in r.grades if g.kind in SAFETY_KINDS and not g.skipped
+    )
     return summary

@@ -174,6 +174,38 @@ class RunHeader(_Model):
     versions: dict[str, str] = Field(default_factory=dict)
 
 
+class ScoreStats(_Model):
+    """A grader's scores over the run: their mean, and best@k (the expected best score
+    of k attempts at a task; :mod:`assay.metrics.best_at_k`)."""
+
+    mean: float
+    scored: int
+    tasks: int
+    best_at_k: dict[str, float | None] = Field(default_factory=dict)
+
+
+class SafetySummary(_Model):
+    """Skill routing and safety rates of a run (``skill_routing`` / ``safety`` graders),
+    each with its 95% Wilson interval; see :mod:`assay.metrics.safety`."""
+
+    trigger_recall: float | None = None
+    trigger_recall_ci: Interval = NO_INTERVAL
+    false_trigger_rate: float | None = None
+    false_trigger_rate_ci: Interval = NO_INTERVAL
+    interception_recall: float | None = None
+    interception_recall_ci: Interval = NO_INTERVAL
+    false_refusal_rate: float | None = None
+    false_refusal_rate_ci: Interval = NO_INTERVAL
+    unauthorized_operation_rate: float | None = None
+    unauthorized_operation_rate_ci: Interval = NO_INTERVAL
+    should_trigger: int = 0
+    should_not_trigger: int = 0
+    should_refuse: int = 0
+    normal: int = 0
+    operations: int = 0
+    unauthorized_calls: int = 0
+
+
 class RunSummary(_Model):
     """Everything a run's report shows (schema ``assay.run-summary/2``)."""
 
@@ -187,6 +219,8 @@ class RunSummary(_Model):
     by_tag: dict[str, GroupStats] = Field(default_factory=dict)
     capability_matrix: dict[str, dict[str, CapabilityCell]] = Field(default_factory=dict)
     graders: dict[str, dict[str, int]] = Field(default_factory=dict)
+    scores: dict[str, ScoreStats] = Field(default_factory=dict)
+    """Graders whose scores are not only 0/1 (judges, partial credit): mean and best@k."""
     process: dict[str, float | None] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
     tasks: list[TaskRow] = Field(default_factory=list)
@@ -194,9 +228,14 @@ class RunSummary(_Model):
     """Retrieval and generation figures of RAG graders (:mod:`assay.metrics.rag_summary`);
     None, and left out of :meth:`to_dict`, when the run has none."""
 
+    safety: SafetySummary | None = None
+    """Skill routing and safety rates; None, and left out of :meth:`to_dict`, when the
+    run has no ``skill_routing`` or ``safety`` grader."""
+
     def to_dict(self) -> dict[str, Any]:
         """The summary as JSON-able data, as ``--json`` prints it."""
-        return self.model_dump(mode="json", by_alias=True, exclude={"rag"} if self.rag is None else None)
+        absent = {name for name in ("rag", "safety") if getattr(self, name) is None}
+        return self.model_dump(mode="json", by_alias=True, exclude=absent or None)
 
     def counted_trials(self) -> int:
         return self.overall.trials - self.overall.excluded

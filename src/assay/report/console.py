@@ -53,6 +53,9 @@ def _head(summary: RunSummary) -> Table:
     )
     head.add_row("pass^k", _curve(o.pass_hat_k, o.pass_hat_k_ci))
     head.add_row("pass@k", _curve(o.pass_at_k, o.pass_at_k_ci))
+    head.add_row("usage", _usage(summary))
+    if summary.safety is not None:
+        head.add_row("safety", _safety(summary))
     ex = summary.excluded
     if ex.trials:
         head.add_row(
@@ -69,6 +72,42 @@ def _head(summary: RunSummary) -> Table:
             f"`assay show RUN --task ID` says why[/]",
         )
     return head
+
+
+def _count(n: int | None) -> str:
+    if n is None:
+        return "-"
+    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1e4 else str(n)
+
+
+def _secs(x: float | None) -> str:
+    return "-" if x is None else f"{1000 * x:.0f} ms" if x < 1 else f"{x:.2f} s"
+
+
+def _usage(summary: RunSummary) -> str:
+    """Time, tokens and cost of the run, as the summary has them."""
+    u = summary.usage
+    parts = [f"latency p50 {_secs(u.latency_s.p50)}, p95 {_secs(u.latency_s.p95)}"]
+    if u.tokens.trials_with_usage:
+        parts.append(f"tokens {_count(u.tokens.input)} in / {_count(u.tokens.output)} out")
+    if u.cost_usd.total is not None:
+        parts.append(f"cost ${u.cost_usd.total:.4f} (${u.cost_usd.mean or 0:.5f}/trial)")
+    elif u.tokens.trials_with_usage:
+        parts.append("cost unknown (no pricing: --pricing FILE)")
+    return " · ".join(parts)
+
+
+def _safety(summary: RunSummary) -> str:
+    s = summary.safety
+    assert s is not None
+    rates = [
+        ("interception", s.interception_recall, s.interception_recall_ci),
+        ("false refusal", s.false_refusal_rate, s.false_refusal_rate_ci),
+        ("unauthorized ops", s.unauthorized_operation_rate, s.unauthorized_operation_rate_ci),
+        ("trigger recall", s.trigger_recall, s.trigger_recall_ci),
+        ("false trigger", s.false_trigger_rate, s.false_trigger_rate_ci),
+    ]
+    return " · ".join(f"{name} {_pct(v)}{_ci(ci)}" for name, v, ci in rates if v is not None)
 
 
 def _strata(summary: RunSummary) -> Table:
@@ -115,20 +154,29 @@ def render_summary(summary: RunSummary, console: Console, max_failing: int = 30)
 
 
 def render_runs(rows: list[dict[str, Any]], console: Console) -> None:
+    """The runs, newest first. Run ids are never cut (they are what one copies); on a
+    narrow terminal the suite and agent columns are left out (``--json`` has them)."""
+    wide = console.width >= 110
     table = Table(title="runs", show_edge=False)
-    for col in ("run id", "created", "status", "suite", "agent", "trials", "mean reward"):
-        table.add_column(col)
+    table.add_column("run id", no_wrap=True)
+    table.add_column("created", no_wrap=True)
+    for col in ("status", "trials", "reward"):
+        table.add_column(col, no_wrap=True, justify="right" if col != "status" else "left")
+    if wide:
+        table.add_column("suite", overflow="fold")
+        table.add_column("agent", overflow="fold")
     for r in rows:
         mean = "-" if r["mean_reward"] is None else f"{r['mean_reward']:.3f}"
-        table.add_row(
+        cells = [
             escape(r["run_id"]),
-            r["created_at"][:19],
+            r["created_at"][5:16].replace("T", " "),
             r["status"],
-            escape(f"{r['suite_name']} v{r['suite_version']}"),
-            escape(r["agent"]),
             f"{r['completed']}/{r['planned_trials']}",
             mean,
-        )
+        ]
+        if wide:
+            cells += [escape(f"{r['suite_name']} v{r['suite_version']}"), escape(r["agent"])]
+        table.add_row(*cells)
     console.print(table)
 
 
@@ -171,9 +219,20 @@ def render_transcript(result: TrialResult, transcript: Transcript | None, consol
     if transcript is None:
         console.print("[dim]no transcript stored[/]")
     else:
+        user_calls = {c.id for c in transcript.user_tool_calls()}
         for m in transcript.messages:
             if m.role == "user":
-                console.print(Text("user  ", style="bold cyan") + Text(m.content))
+                if m.content or not m.tool_calls:
+                    console.print(Text("user  ", style="bold cyan") + Text(m.content))
+                for call in m.tool_calls:  # dual control: the user's own tools
+                    args = json.dumps(call.arguments, ensure_ascii=False)
+                    console.print(
+                        Text("  ⇒ user tool ", style="cyan") + Text(f"{call.name}({args})", style="cyan")
+                    )
+            elif m.role == "tool" and m.tool_call_id in user_calls:
+                style = "red" if m.error else "cyan"
+                content = m.content if len(m.content) < 300 else m.content[:300] + " …"
+                console.print(Text("  ⇐ ", style=style) + Text(content, style=style))
             elif m.role == "assistant":
                 if m.content:
                     console.print(Text("agent ", style="bold green") + Text(m.content))

@@ -148,6 +148,7 @@ def _steps(transcript: Transcript) -> list[Step]:
         "agent": [s for s in spans if s.kind == "agent"],
         "user": [s for s in spans if s.kind == "user"],
         "tool": [s for s in spans if s.kind == "tool" and s.attributes.get("caller", "agent") == "agent"],
+        "user_tool": [s for s in spans if s.kind == "tool" and s.attributes.get("caller") == "user"],
     }
     results = transcript.tool_results()
     steps: list[Step] = []
@@ -162,7 +163,24 @@ def _steps(transcript: Transcript) -> list[Step]:
     for i, m in enumerate(transcript.messages):
         if m.role in ("user", "system"):
             span = take("user") if m.role == "user" else None
-            steps.append(Step(len(steps), m.role, m.content, duration_ms=ms(span), message_index=i))
+            if m.content or not m.tool_calls:
+                steps.append(Step(len(steps), m.role, m.content, duration_ms=ms(span), message_index=i))
+            for call in m.tool_calls:  # dual control: the user's own tools, shown as theirs
+                tspan = take("user_tool")
+                res = results.get(call.id)
+                steps.append(
+                    Step(
+                        len(steps),
+                        "tool",
+                        tool=call.name,
+                        args=_pretty(call.arguments),
+                        result=_pretty_result(res.content) if res is not None else None,
+                        error=bool(res.error) if res is not None else False,
+                        caller="user",
+                        duration_ms=ms(tspan),
+                        message_index=i,
+                    )
+                )
         elif m.role == "assistant":
             span = take("agent")
             if m.content or not m.tool_calls:

@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,10 +17,13 @@ from ..core.spec import REDACTED, RunSpec
 from ..core.task import Limits, Task
 from ..core.transcript import Transcript
 from ..envs.perturb import load_perturbations
+from ..envs.sandbox import UNSAFE_ENV
 from ..errors import AssayError, ResumeError
 from ..llm.cassette import Cassette, use_cassette
+from ..metrics.best_at_k import score_stats
 from ..metrics.frame import FrameExtras, TrialFrame
 from ..metrics.rag_summary import RAG_STAGES, GradeRow, rag_summary
+from ..metrics.safety import SAFETY_KINDS, safety_summary
 from ..metrics.summary import RunSummary, summarize_run
 from ..store.evidence import load_checks, write_checks
 from ..store.holdout import holdout_tasks, log_holdout
@@ -62,7 +67,8 @@ class Run:
     @classmethod
     def load(cls, run_id: str, store: Store | str | None = None) -> Run:
         st = store if isinstance(store, Store) else Store(store)
-        return cls(st.get_run(run_id), st.load_tasks(run_id), None, st)
+        info = st.get_run(st.resolve(run_id))  # a run id, or latest, latest~1...
+        return cls(info, st.load_tasks(info.run_id), None, st)
 
     def frame(self) -> TrialFrame:
         """The run's trials as columns (see :class:`assay.metrics.TrialFrame`); kept
@@ -93,6 +99,9 @@ class Run:
             self.info, self.frame(), extras, self.tasks, self.store.count_attempts(self.run_id)
         )
         summary.rag = rag_summary(GradeRow(*row) for row in self.store.grade_rows(self.run_id, RAG_STAGES))
+        summary.scores = score_stats(self.store.graded_scores(self.run_id), self.info.trials_per_task)
+        safety_rows = self.store.grade_rows(self.run_id, SAFETY_KINDS)
+        summary.safety = safety_summary(row[6] for row in safety_rows if not row[5])
         if self.info.status == "finished":
             self._summary = summary
         return summary
@@ -136,12 +145,13 @@ def _context(info: RunInfo, spec: RunSpec, suite: LoadedSuite) -> RunContext:
         suite_name=info.suite_name,
         suite_version=info.suite_version,
         suite_hash=info.suite_hash,
-        domain=suite.domain,
+        domain=suite.domain_ref,
         git_commit=info.git_commit,
         model_options=spec.model_option_values(),
         judges=tuple(spec.judges),
         judge_options=dict(spec.judge_options),
         faults=info.fault_plan,
+        secrets=tuple(spec.secrets()),
     )
 
 
@@ -226,6 +236,7 @@ async def resume_async(
     ``secrets`` gives again the credential options the store did not keep
     (``{"model_options": {"api_key": ...}, "judge_options": {...}}``)."""
     st = store if isinstance(store, Store) else Store(store)
+    run_id = st.resolve(run_id)
     info = st.get_run(run_id)
     loaded, _ = load_source(info.suite_source)
     if loaded.hash != info.suite_hash:
@@ -273,6 +284,24 @@ def _with_secrets(spec: RunSpec, secrets: dict[str, dict[str, Any]]) -> RunSpec:
     return spec.model_copy(update=update)
 
 
+@contextmanager
+def _sandbox_choice(unsafe: bool) -> Iterator[None]:
+    """``unsafe_no_sandbox``: the sandboxes of code tasks (built inside environments and
+    graders, and in Ray workers, which get ``ASSAY_*`` variables) run commands on the host."""
+    if not unsafe:
+        yield
+        return
+    previous = os.environ.get(UNSAFE_ENV)
+    os.environ[UNSAFE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(UNSAFE_ENV, None)
+        else:
+            os.environ[UNSAFE_ENV] = previous
+
+
 def _cassette(spec: RunSpec) -> Cassette | None:
     if spec.record:
         return Cassette(spec.record, "record")
@@ -295,8 +324,12 @@ async def _execute(
         on_start(info)
     total = info.planned_trials
 
+    live = _live_traces(spec, info)
+
     def written(result: TrialResult) -> None:
         nonlocal finished
+        if live is not None:
+            live.add(result)  # in the writer's thread: off the event loop
         finished += 1
         if progress is not None:
             progress(replace(result, transcript=None), finished, total)
@@ -306,11 +339,13 @@ async def _execute(
     flusher = asyncio.create_task(writer.run())
     cassette = _cassette(spec)
     try:
-        with use_cassette(cassette):
+        with use_cassette(cassette), _sandbox_choice(spec.unsafe_no_sandbox):
             await runner.execute(jobs, writer.add)
     except BaseException:
         writer.close()  # what finished is kept
         st.set_status(info.run_id, "interrupted")
+        if live is not None:
+            live.close(st.get_run(info.run_id))
         raise
     finally:
         flusher.cancel()
@@ -318,6 +353,17 @@ async def _execute(
             getattr(runner, "close", lambda: None)()  # a Ray started for this run stops with it
     writer.close()
     st.set_status(info.run_id, "finished")
+    if live is not None:
+        live.close(st.get_run(info.run_id))
+
+
+def _live_traces(spec: RunSpec, info: RunInfo) -> Any:
+    """The live trace export of a run with ``otel_endpoint`` (None without one)."""
+    if not spec.otel_endpoint:
+        return None
+    from ..traces.export import LiveTraces
+
+    return LiveTraces(spec.otel_endpoint, info, secrets=spec.secrets())
 
 
 def run(suite: RunSpec | LoadedSuite | str | Path, **fields: Any) -> Run:

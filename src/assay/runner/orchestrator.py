@@ -7,13 +7,13 @@ local or remote, can run it) and returns the finished :class:`TrialResult`.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
 from ..agents.adapters import to_turn
-from ..agents.base import Agent, AgentContext
+from ..agents.base import Agent, AgentContext, is_oracle
 from ..agents.specs import agent_factory
 from ..core.hashing import derive_seed
 from ..core.messages import Message, ToolCall
@@ -33,7 +33,8 @@ from ..core.transcript import Transcript
 from ..envs.environment import Environment
 from ..envs.faults import FAULT_ATTRIBUTE, wrap_with_faults
 from ..envs.perturb import wrap_with_perturbation
-from ..envs.registry import get_domain
+from ..envs.registry import DomainRef, get_domain
+from ..envs.replay import REPLAY_ATTRIBUTE, with_replay
 from ..envs.state import Snapshot, State, diff, state_hash
 from ..envs.tools import InvalidToolCall, ToolError
 from ..errors import AssayError, HarnessError
@@ -42,9 +43,12 @@ from ..graders.process import process_metrics
 from ..graders.registry import build_grader, grade_trial
 from ..llm.errors import BudgetExceeded, ModelUnavailable
 from ..llm.meter import CallRecord, Meter, use_meter
+from ..llm.spec import PROVIDERS
 from ..users.llm import simulator_errors
 from ..users.simulator import STOP_TOKENS, UserContext, UserSimulator
 from ..users.specs import user_factory
+from .prompts import PromptSnapshots
+from .scrubbing import scrub_trial
 from .tracing import Tracer
 
 
@@ -57,13 +61,15 @@ class RunContext:
     suite_name: str = ""
     suite_version: str = ""
     suite_hash: str = ""
-    domain: str | None = None
+    domain: DomainRef = None
     git_commit: str | None = None
     model_options: dict[str, Any] = field(default_factory=dict)
     """Settings of the agent's and user's model clients (not under test)."""
     judges: tuple[str, ...] = ()
     judge_options: dict[str, Any] = field(default_factory=dict)
     faults: dict[str, Any] | None = None  # a FaultPlan as JSON (assay.envs.faults)
+    secrets: tuple[str, ...] = ()
+    """Credential values of the run's options: scrubbed from everything a trial records."""
 
 
 @dataclass
@@ -76,6 +82,20 @@ class TrialJob:
     trial: Trial
     limits: Limits
     task_hash: str = ""
+
+
+def history_messages(task: Task) -> list[Message]:
+    """A task's prior conversation (``initial_state.history``) as transcript messages."""
+    return [
+        Message(
+            h.role,
+            h.content,
+            tool_calls=[ToolCall(c.id, c.name, dict(c.args), c.requestor) for c in h.tool_calls],
+            tool_call_id=h.tool_call_id,
+            error=h.error,
+        )
+        for h in task.initial_state.history
+    ]
 
 
 class _Stop(Exception):
@@ -113,34 +133,58 @@ class _Conversation:
     ):
         self.job, self.env, self.agent, self.user, self.tracer = job, env, agent, user, tracer
         self.meter = meter
-        self.messages: list[Message] = []
+        self.messages: list[Message] = history_messages(job.task)
         self.turns = 0
         self.tool_calls = 0
         self.tools = env.tools("agent")
 
     def user_view(self) -> list[Message]:
-        return [m for m in self.messages if m.role == "user" or (m.role == "assistant" and m.content)]
+        """What the user sees: its own messages (with its tool calls), the results of
+        its tool calls, and the agent's messages to it (the agent's tool traffic is the
+        agent's business)."""
+        own = {c.id for m in self.messages if m.role == "user" for c in m.tool_calls}
+        return [
+            m
+            for m in self.messages
+            if m.role == "user"
+            or (m.role == "assistant" and m.content)
+            or (m.role == "tool" and m.tool_call_id in own)
+        ]
 
     async def user_turn(self) -> None:
-        span = self.tracer.start("user", "user")
-        try:
-            with use_meter(self.meter, "user"):
-                turn = await self.user.reply(self.user_view())
-            self.check_budget()
-        except Exception as exc:
-            self.tracer.end(span, repr(exc))
-            raise _classify(exc, "user") from exc
-        self.tracer.end(span)
-        for call in turn.tool_calls:  # dual control: the user acts on the world too
-            await self.execute(call, caller="user")
-        self.messages.append(Message("user", turn.text))
-        self.turns += 1
-        token = turn.stop_token
-        if token is not None:
-            raise _Stop(STOP_TOKENS[token])  # type: ignore[arg-type]
+        """The user's turn. Dual control: a reply with tool calls is recorded with them,
+        the calls run on the user's side, and the user, seeing their results, replies
+        again; the turn ends with a reply without tool calls (or a stop token)."""
+        while True:
+            span = self.tracer.start("user", "user")
+            try:
+                with use_meter(self.meter, "user"):
+                    turn = await self.user.reply(self.user_view())
+                self.check_budget()
+            except Exception as exc:
+                self.tracer.end(span, repr(exc))
+                raise _classify(exc, "user") from exc
+            self.tracer.end(span)
+            token = turn.stop_token
+            if not turn.tool_calls:
+                self.messages.append(Message("user", turn.text))
+                self.turns += 1
+                if token is not None:
+                    raise _Stop(STOP_TOKENS[token])  # type: ignore[arg-type]
+                return
+            calls = [replace(c, requestor="user") for c in turn.tool_calls]
+            allowed = calls[: max(0, self.job.limits.max_tool_calls - self.tool_calls)]
+            self.messages.append(Message("user", turn.text, tool_calls=allowed))
+            for call in allowed:
+                self.tool_calls += 1
+                self.messages.append(await self.execute(call, caller="user"))
+            if len(allowed) < len(calls):
+                raise _Stop("max_tool_calls")
+            if token is not None:
+                raise _Stop(STOP_TOKENS[token])  # type: ignore[arg-type]
 
     async def execute(self, call: ToolCall, caller: str = "agent") -> Message:
-        span = self.tracer.start("tool", call.name, caller=caller, args=call.arguments)
+        span = self.tracer.start("tool", call.name, caller=caller, args=call.arguments, call_id=call.id)
         error = False
         acall = getattr(self.env, "acall", None)  # environments whose tools block (sandboxes)
         try:
@@ -160,6 +204,9 @@ class _Conversation:
         fault = getattr(self.env, "last_fault", None)  # an injected fault: the agent's to handle
         if fault is not None:
             span.attributes[FAULT_ATTRIBUTE] = fault
+        replayed = getattr(self.env, "last_replay", None)  # a replay environment: recorded or not
+        if replayed is not None:
+            span.attributes[REPLAY_ATTRIBUTE] = replayed
         self.tracer.end(span)
         return Message("tool", content, tool_call_id=call.id, name=call.name, error=error)
 
@@ -170,7 +217,9 @@ class _Conversation:
 
     def reject(self, call: ToolCall, problem: str) -> Message:
         """Answer a tool call whose arguments the model garbled, without running it."""
-        span = self.tracer.start("tool", call.name, caller="agent", args=call.arguments, error="invalid")
+        span = self.tracer.start(
+            "tool", call.name, caller="agent", args=call.arguments, error="invalid", call_id=call.id
+        )
         span.attributes["malformed"] = problem
         self.tracer.end(span)
         content = f"Error: the arguments of this {call.name} call are not valid JSON ({problem})"
@@ -187,10 +236,11 @@ class _Conversation:
             except Exception as exc:
                 self.tracer.end(span, repr(exc))
                 raise _classify(exc, "agent") from exc
-            self.tracer.end(span)
+            span.attributes["respond_s"] = self.tracer.now() - span.start  # the step spans its tool calls
             if not turn.tool_calls:
                 self.messages.append(Message("assistant", turn.text))
                 self.turns += 1
+                self.tracer.end(span)
                 return
             allowed = turn.tool_calls[: max(0, max_calls - self.tool_calls)]
             if len(allowed) < len(turn.tool_calls):
@@ -202,12 +252,28 @@ class _Conversation:
                     self.messages.append(self.reject(call, turn.invalid[call.id]))
                 else:
                     self.messages.append(await self.execute(call))
+            self.tracer.end(span)
             if len(allowed) < len(turn.tool_calls):
                 raise _Stop("max_tool_calls")
 
+    def agent_speaks_next(self) -> bool:
+        """Who opens: after a prior conversation, whoever's turn it is; else the task's
+        first speaker (an agent with a fixed greeting has said it already)."""
+        task = self.job.task
+        if self.messages:
+            last = self.messages[-1]
+            return not (last.role == "assistant" and not last.tool_calls)
+        if task.first_speaker == "agent":
+            if task.greeting is None:
+                return True
+            self.messages.append(Message("assistant", task.greeting))
+            self.turns += 1
+        return False
+
     async def run(self) -> None:
         max_turns = self.job.limits.max_turns
-        await self.user_turn()
+        if not self.agent_speaks_next():
+            await self.user_turn()
         while True:
             if self.turns >= max_turns:
                 raise _Stop("max_turns")
@@ -230,6 +296,7 @@ class _Trial:
     initial: State | Snapshot | None = None
     conv: _Conversation | None = None
     prompt_version: str | None = None
+    prompts: PromptSnapshots = field(default_factory=PromptSnapshots)
     termination: Termination = "harness_error"
     error: str | None = None
     root_cause: str | None = None
@@ -240,8 +307,9 @@ async def run_trial(job: TrialJob) -> TrialResult:
     they become the trial's termination reason."""
     started = datetime.now(timezone.utc)
     tracer = Tracer(job.task.id)
-    meter = Meter(on_record=lambda record: _llm_span(tracer, record, started.timestamp()))
-    trial = _Trial(job, started, tracer, meter, prompt_version=job.run.config.prompt_version)
+    prompts = PromptSnapshots()
+    meter = Meter(on_record=lambda record: _llm_span(tracer, record, started.timestamp(), prompts))
+    trial = _Trial(job, started, tracer, meter, prompt_version=job.run.config.prompt_version, prompts=prompts)
     try:
         await _play(trial)
     except _Stop as stop:
@@ -257,10 +325,15 @@ async def run_trial(job: TrialJob) -> TrialResult:
             "HARNESS",
         )
     transcript = Transcript(
-        trial.conv.messages if trial.conv else [], tracer.spans, started.isoformat(timespec="milliseconds")
+        trial.conv.messages if trial.conv else [],
+        tracer.spans,
+        started.isoformat(timespec="milliseconds"),
+        prompts.texts,
     )
     outcome = _outcome(trial)
     grades = await _grade(trial, transcript, outcome)
+    if job.run.secrets:  # an endpoint that rejects a key may quote it back
+        scrub_trial(transcript, outcome, grades, job.run.secrets)
     return _result(trial, transcript, outcome, grades, tracer.close())
 
 
@@ -271,11 +344,13 @@ async def _play(trial: _Trial) -> None:
     domain = get_domain(run.domain)
     now = task.as_of or trial.started.replace(tzinfo=None)
     env = wrap_with_faults(domain.environment(task, now), run.faults, job.trial.seed)
+    env = with_replay(env, task)  # a conversation imported from traces: recorded tool outputs
     env = wrap_with_perturbation(env, task, job.trial.seed)  # tool-side perturbations (--perturb)
     env.reset(task.initial_state.seed)
     trial.env, trial.initial = env, env.snapshot()
     try:
-        agent = _agent_factory(run.config.agent)(
+        factory = _agent_factory(run.config.agent)
+        agent = factory(
             AgentContext(
                 job.trial.seed,
                 domain.name,
@@ -285,11 +360,14 @@ async def _play(trial: _Trial) -> None:
                 params=dict(run.config.params),
                 flags=dict(run.config.flags),
                 model_options=dict(run.model_options),
+                task=task if is_oracle(factory) else None,
+                trial=job.trial.index,
             )
         )
     except Exception as exc:
         raise _classify(exc, "agent") from exc
     trial.prompt_version = getattr(agent, "prompt_version", None) or trial.prompt_version
+    trial.prompts.declare("agent", agent, trial.prompt_version)
     user = user_factory(run.config.user)(
         UserContext(
             task,
@@ -297,8 +375,10 @@ async def _play(trial: _Trial) -> None:
             env.tools("user"),
             domain.policy,
             model_options=dict(run.model_options),
+            trial=job.trial.index,
         )
     )
+    trial.prompts.declare("user", user)
     trial.conv = _Conversation(job, env, agent, user, trial.tracer, trial.meter)
     await _within(trial.conv.run(), job.limits.timeout_s)
 
@@ -346,7 +426,8 @@ def _verdict(trial: _Trial, transcript: Transcript, grades: list[GradeResult]) -
         category = trial.termination
     root_cause = trial.root_cause
     env, user_spec = trial.env, trial.job.run.config.user
-    if env is not None and trial.conv is not None and user_spec != "scripted":  # scripted: by design
+    llm_user = user_spec.partition(":")[0] in PROVIDERS  # scripted and replayed users: by design
+    if env is not None and trial.conv is not None and llm_user:
         sim_errors = simulator_errors(trial.job.task.user, transcript, env.write_tools())
         if sim_errors and reward is not None:  # the simulated user failed, not the agent
             reward, root_cause, category = None, "USER", "simulator_error:" + ",".join(sim_errors)
@@ -404,11 +485,11 @@ async def _within(coro: Any, seconds: float) -> None:
         await coro
 
 
-def _llm_span(tracer: Tracer, record: CallRecord, epoch: float) -> None:
-    """Each model call becomes an ``llm`` span with its tokens, cost and retries."""
-    span = tracer.start("llm", record.model, role=record.role)
-    span.start = max(0.0, record.started_at - epoch)
-    span.end = max(span.start, record.ended_at - epoch)
+def _llm_span(tracer: Tracer, record: CallRecord, epoch: float, prompts: PromptSnapshots) -> None:
+    """Each model call becomes an ``llm`` span with its tokens, cost and retries, under
+    the step, user turn or grading that made it."""
+    start = max(0.0, record.started_at - epoch)
+    span = tracer.add("llm", record.model, start, max(start, record.ended_at - epoch), role=record.role)
     u = record.usage
     span.attributes.update(
         input_tokens=u.input_tokens if u else None,
@@ -419,6 +500,7 @@ def _llm_span(tracer: Tracer, record: CallRecord, epoch: float) -> None:
         cached=record.cached,
         source=record.source,
         ttft_s=record.ttft_s,
+        **prompts.attributes(record),
     )
     span.error = record.error
 

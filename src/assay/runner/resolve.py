@@ -143,15 +143,19 @@ def task_source(suite: LoadedSuite, seed: int, keep: Callable[[Task], bool]) -> 
 
 
 def _model_of(spec: str) -> str | None:
-    """The model id of an LLM-backed spec (``openai:gpt-4o`` -> itself), else None."""
-    return spec if spec.partition(":")[0] in PROVIDERS else None
+    """The model id of an LLM-backed spec (``openai:gpt-4o`` -> itself), of a replayed
+    recording (``recorded:gpt-4.1`` -> ``gpt-4.1``), else None."""
+    kind, _, rest = spec.partition(":")
+    if kind == "recorded":
+        return rest or None
+    return spec if kind in PROVIDERS else None
 
 
 def _checked_faults(spec: RunSpec, suite: LoadedSuite) -> FaultPlan | None:
     """The run's fault plan; every tool it names must exist in the suite's domain."""
     plan = load_fault_plan(spec.faults if spec.faults is not None else suite.defaults.faults)
     if plan:
-        tools = set(get_domain(suite.domain).toolkit.names())
+        tools = set(get_domain(suite.domain_ref).toolkit.names())
         for rule in plan.rules:
             if rule.tool != "*" and rule.tool not in tools:
                 known = ", ".join(sorted(tools)) or "none"

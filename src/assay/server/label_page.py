@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from ..core.results import TrialResult
 from ..errors import AssayError
+from ..graders.calibration import needs_review
 from ..graders.judge import label_dimensions
 from ..graders.judge_prompt import render_transcript
 from ..graders.registry import is_judge_kind
@@ -41,16 +42,24 @@ def pick(request: Request) -> HTMLResponse:
             labelled = {
                 (lb.task_id, lb.trial_index) for lb in LabelStore(store).list(run["run_id"], grader=grader)
             }
-            rows.append({"run": run, "grader": grader, "graded": n, "labelled": len(labelled)})
+            queue = sum(grader in needs_review(r) for r in results)
+            rows.append(
+                {"run": run, "grader": grader, "graded": n, "labelled": len(labelled), "review": queue}
+            )
     return render(request, "label_pick.html", title="Label", rows=rows)
 
 
 @router.get("/label/{run_id}", response_class=HTMLResponse)
-def next_item(request: Request, run_id: str, grader: str, labeller: str = "", saved: int = 0) -> HTMLResponse:
-    """The next trial this labeller has not labelled for ``grader``."""
+def next_item(
+    request: Request, run_id: str, grader: str, labeller: str = "", saved: int = 0, review: int = 0
+) -> HTMLResponse:
+    """The next trial this labeller has not labelled for ``grader`` (``review=1``: only
+    the trials whose verdict waits for a human, the review queue)."""
     store = request.app.state.store
     results = request.app.state.cache.get(run_id).run.results
     graded = [r for r in results if any(g.grader == grader and not g.skipped for g in r.grades)]
+    if review:
+        graded = [r for r in graded if grader in needs_review(r)]
     if not graded:
         raise AssayError(f"run {run_id} has no verdict of grader {grader!r} to label")
     done = {
@@ -63,6 +72,7 @@ def next_item(request: Request, run_id: str, grader: str, labeller: str = "", sa
         "grader": grader,
         "labeller": labeller,
         "saved": saved,
+        "review": review,
         "total": len(graded),
         "left": len(todo),
         "item": None,
@@ -100,5 +110,6 @@ async def save(
         if key.startswith("dim:") and str(value) not in ("", "skip"):
             labels.append(Label(task_id, trial_index, str(value), grader, key[4:], labeller.strip()))
     LabelStore(request.app.state.store).add(run_id, labels)
-    query = urlencode({"grader": grader, "labeller": labeller.strip(), "saved": 1})
+    review = int(str(form.get("review") or 0) or 0)
+    query = urlencode({"grader": grader, "labeller": labeller.strip(), "saved": 1, "review": review})
     return RedirectResponse(f"/label/{run_id}?{query}", status_code=303)

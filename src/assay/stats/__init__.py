@@ -68,12 +68,9 @@ from .rating_analysis import (
 )
 from .sequential import (
     AlwaysValidResult,
-    SPRTResult,
     discordant_mixture_log_lr,
     discordant_msprt,
     msprt_mean,
-    sprt_bernoulli,
-    sprt_bernoulli_path,
 )
 
 __all__ = [
@@ -86,7 +83,6 @@ __all__ = [
     "RateInterval",
     "RatingSnapshot",
     "RatingsBootstrap",
-    "SPRTResult",
     "TestResult",
     "WinMatrix",
     "adjust_pvalues",
@@ -141,8 +137,6 @@ __all__ = [
     "sample_size_two_proportions",
     "sign_flip_test",
     "spearman_rho",
-    "sprt_bernoulli",
-    "sprt_bernoulli_path",
     "wilson_bounds",
     "wilson_interval",
     "win_counts",

@@ -3,12 +3,13 @@
 Peeking at a fixed-n test after every batch inflates the false-positive rate far above
 alpha. These tests are built to be checked after every observation:
 
-- ``sprt_bernoulli``: Wald's SPRT for a success rate, H0: p <= p0 vs H1: p >= p1.
 - ``discordant_msprt``: an always-valid test that two configurations are equally good,
   using only discordant pairs (a beta-binomial mixture martingale).
 - ``msprt_mean``: a normal-mixture sequential test of a mean difference (Johari et al.).
 
 Every function is pure: pass the data so far, get back a decision and its statistic.
+The calibrated SPRTs that adaptive runs stop on (exact alpha and power for the rate and
+the paired tests) live in :mod:`assay.compare.sequential`.
 """
 
 from __future__ import annotations
@@ -23,77 +24,6 @@ import numpy.typing as npt
 from ._checks import as_float_array, check_alpha, check_count
 
 Decision = Literal["reject_h0", "accept_h0", "continue"]
-
-
-@dataclass(frozen=True)
-class SPRTResult:
-    """Wald SPRT state: the decision, the log-likelihood ratio and its two boundaries."""
-
-    decision: Decision
-    log_lr: float
-    lower: float
-    upper: float
-    n: int
-    successes: int
-
-
-def _sprt_setup(p0: float, p1: float, alpha: float, beta: float) -> tuple[float, float, float, float]:
-    if not 0.0 < p0 < p1 < 1.0:
-        raise ValueError(f"need 0 < p0 < p1 < 1, got p0={p0}, p1={p1}")
-    check_alpha(alpha)
-    check_alpha(beta, "beta")
-    win = math.log(p1 / p0)
-    loss = math.log((1.0 - p1) / (1.0 - p0))
-    upper = math.log((1.0 - beta) / alpha)
-    lower = math.log(beta / (1.0 - alpha))
-    return win, loss, lower, upper
-
-
-def _decide(llr: float, lower: float, upper: float) -> Decision:
-    if llr >= upper:
-        return "reject_h0"
-    if llr <= lower:
-        return "accept_h0"
-    return "continue"
-
-
-def sprt_bernoulli(
-    successes: int, n: int, p0: float, p1: float, alpha: float = 0.05, beta: float = 0.2
-) -> SPRTResult:
-    """Wald's SPRT for a success rate from the counts so far.
-
-    ``LLR = s·log(p1/p0) + (n - s)·log((1 - p1)/(1 - p0))``; reject H0 (rate <= p0) when
-    ``LLR >= log((1 - β)/α)``, accept H0 when ``LLR <= log(β/(1 - α))``, else continue
-    (Wald 1945). Apply it after every trial and stop at the first decision; use
-    :func:`sprt_bernoulli_path` to replay a whole sequence.
-    """
-    successes = check_count(successes, "successes")
-    n = check_count(n, "n")
-    if successes > n:
-        raise ValueError(f"successes ({successes}) cannot exceed n ({n})")
-    win, loss, lower, upper = _sprt_setup(p0, p1, alpha, beta)
-    llr = successes * win + (n - successes) * loss
-    return SPRTResult(_decide(llr, lower, upper), llr, lower, upper, n, successes)
-
-
-def sprt_bernoulli_path(
-    outcomes: npt.ArrayLike, p0: float, p1: float, alpha: float = 0.05, beta: float = 0.2
-) -> SPRTResult:
-    """Replay Wald's SPRT over 0/1 ``outcomes`` in order; stop at the first boundary.
-
-    The result describes the stopping point (``n`` = trials used) or, if no boundary was
-    crossed, the state after all outcomes with decision ``"continue"``.
-    """
-    x = as_float_array(outcomes, "outcomes", allow_empty=True)
-    if not np.all((x == 0) | (x == 1)):
-        raise ValueError("outcomes must be 0/1")
-    win, loss, lower, upper = _sprt_setup(p0, p1, alpha, beta)
-    llr = np.cumsum(np.where(x == 1, win, loss))
-    crossed = np.flatnonzero((llr >= upper) | (llr <= lower))
-    stop = int(crossed[0]) + 1 if crossed.size else x.size
-    s = int(x[:stop].sum())
-    value = float(llr[stop - 1]) if stop else 0.0
-    return SPRTResult(_decide(value, lower, upper), value, lower, upper, stop, s)
 
 
 @dataclass(frozen=True)

@@ -158,3 +158,18 @@ def grade_rows(engine: Engine, run_id: str, kinds: Iterable[str]) -> list[GradeT
             (task, trial, grader, kind, passed, bool(skipped), json.loads(metrics))
             for task, trial, grader, kind, passed, skipped, metrics in conn.execute(query)
         ]
+
+
+def graded_scores(engine: Engine, run_id: str) -> list[tuple[str, str, float]]:
+    """``(task_id, grader, score)`` of the not-skipped grades of graders whose scores are
+    not all 0 or 1 (rubric judges, partial credit), in task and trial order."""
+    g = schema.grades
+    scored = (g.c.run_id == run_id) & ~g.c.skipped & g.c.score.is_not(None)
+    graders = select(g.c.grader).where(scored, g.c.score != 0, g.c.score != 1).distinct()
+    query = (
+        select(g.c.task_id, g.c.grader, g.c.score)
+        .where(scored, g.c.grader.in_(graders.scalar_subquery()))
+        .order_by(g.c.task_id, g.c.trial_index, g.c.position)
+    )
+    with engine.connect() as conn:
+        return [(task, grader, float(score)) for task, grader, score in conn.execute(query)]

@@ -100,6 +100,7 @@ def _assay_version() -> str | None:
 
 def export_run(store: Store, run_id: str, path: str | Path) -> dict[str, int]:
     """Write run ``run_id`` of ``store`` to ``path`` as a run record; returns the counts."""
+    run_id = store.resolve(run_id)
     info = store.get_run(run_id)
     target = Path(path)
     trials = attempts = 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -32,9 +33,10 @@ from .codec import (
     grade_row,
     pack_line,
 )
-from .frames import GradeTuple, frame_aggregates, frame_columns, grade_rows
+from .frames import GradeTuple, frame_aggregates, frame_columns, grade_rows, graded_scores
 
 DEFAULT_STORE = ".assay/assay.db"
+_LATEST = re.compile(r"latest(?:~(\d+))?")
 
 
 def resolve_url(store: str | os.PathLike[str] | None = None) -> str:
@@ -177,6 +179,21 @@ class Store:
                 conn.execute(select(schema.runs.c.run_id).where(schema.runs.c.run_id == run_id)).first()
                 is not None
             )
+
+    def resolve(self, ref: str) -> str:
+        """The run id ``ref`` names: itself, or ``latest`` (the newest run), ``latest~1``
+        (the one before it)... RunNotFound when there is no such run."""
+        match = _LATEST.fullmatch(ref)
+        if match is None:
+            return ref
+        back = int(match.group(1) or 0)
+        r = schema.runs
+        query = select(r.c.run_id).order_by(r.c.created_at.desc(), r.c.run_id.desc()).offset(back).limit(1)
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
+        if row is None:
+            raise RunNotFound(f"{ref}: the store {self.url} has {'no run' if not back else 'fewer runs'}")
+        return str(row.run_id)
 
     def get_run(self, run_id: str) -> RunInfo:
         with self.engine.connect() as conn:
@@ -347,6 +364,10 @@ class Store:
         """A run's grades of the given kinds with their metrics (for the RAG summary):
         the fields of :class:`assay.metrics.GradeRow`."""
         return grade_rows(self.engine, run_id, kinds)
+
+    def graded_scores(self, run_id: str) -> list[tuple[str, str, float]]:
+        """Scores of the run's graders that score beyond 0/1 (see :func:`.frames.graded_scores`)."""
+        return graded_scores(self.engine, run_id)
 
     def frame_aggregates(self, run_id: str) -> dict[str, Any]:
         """Grader, process-metric, usage and failure aggregates of a run (SQL): the

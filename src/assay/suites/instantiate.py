@@ -39,8 +39,13 @@ def instantiate_task(
     as_of = spec.as_of or suite.defaults.as_of or DEFAULT_AS_OF
     timezone = spec.timezone or suite.defaults.timezone
     suite_dir = {"suite_dir": str(suite.path)} if suite.path is not None else {}
+    opening = {
+        name: getattr(suite.defaults, name)
+        for name in ("first_speaker", "greeting")
+        if name not in spec.model_fields_set
+    }
     if spec.template is None:
-        update: dict[str, Any] = {"id": task_id, "as_of": as_of, "timezone": timezone}
+        update: dict[str, Any] = {"id": task_id, "as_of": as_of, "timezone": timezone, **opening}
         if suite_dir and "suite_dir" not in spec.metadata:
             update["metadata"] = {**spec.metadata, **suite_dir}
         if "initial_state" not in spec.model_fields_set:
@@ -52,7 +57,7 @@ def instantiate_task(
 
     located, prefix = where or locate(suite, spec.id)
     fn = suite_templates(suite)[spec.template]
-    domain = get_domain(suite.domain)
+    domain = get_domain(suite.domain_ref)
     world = data_seed(seed)
     ctx = TemplateContext(
         task_id=task_id,
@@ -70,7 +75,7 @@ def instantiate_task(
             [located.problem(("template",), f"template {spec.template!r} failed: {exc!r}", prefix)]
         ) from None
     explicit = spec.model_dump(include=spec.model_fields_set - _SPEC_ONLY)
-    merged = {**produced, **explicit}
+    merged = {**opening, **produced, **explicit}
     merged["tags"] = sorted(set(produced.get("tags", [])) | set(spec.tags))
     records = produced.pop("records", None) or produced.get("initial_state", {}).get("records", {})
     merged.pop("records", None)

@@ -8,7 +8,9 @@ from typing import Any
 
 from pydantic import PrivateAttr
 
-from ..core.task import Suite
+from ..core.task import DomainSource, Suite
+from ..envs.local import LocalDomainRef
+from ..envs.registry import DomainRef
 
 
 class LoadedSuite(Suite):
@@ -19,6 +21,7 @@ class LoadedSuite(Suite):
     _local_templates: dict[str, Any] = PrivateAttr(default_factory=dict)
     _where: dict[str, Any] = PrivateAttr(default_factory=dict)
     _streamed: list[tuple[Path, str]] = PrivateAttr(default_factory=list)
+    _modules: list[str] = PrivateAttr(default_factory=list)
 
     @property
     def hash(self) -> str:
@@ -34,3 +37,18 @@ class LoadedSuite(Suite):
     def streamed(self) -> bool:
         """Whether some task files are streamed from disk at each pass (JSONL)."""
         return bool(self._streamed)
+
+    @property
+    def domain_ref(self) -> DomainRef:
+        """What names the suite's domain for :func:`assay.envs.get_domain`: a registered
+        name, or (a suite that brings its own world) where its module and data are."""
+        if isinstance(self.domain, DomainSource):
+            root = self._path if self._path is not None else Path.cwd()
+            return LocalDomainRef(str(root.resolve()), self.domain, self.name)
+        return self.domain
+
+    @property
+    def imported_modules(self) -> list[str]:
+        """The code loading the suite imported (its own domain module, its templates
+        module, a domain factory's module): loading a suite runs that code."""
+        return list(self._modules)

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ValidationError
 
 from ..core.registry import Registry
 from ..core.sources import Located, PathKey, ProblemError, iter_documents, parse_yaml, validation_problems
-from ..core.task import Task
+from ..core.task import DomainSource, Task
+from ..envs.local import LocalDomainRef, SuiteDomainError, load_local_domain
 from ..envs.registry import DOMAINS, get_domain
 from ..errors import Problem, SuiteError
 from .loaded import LoadedSuite
@@ -148,14 +149,13 @@ def _load_suite(source: str | Path) -> LoadedSuite:
         suite = _validate(LoadedSuite, header, located)
     except ProblemError as exc:
         state.problems.extend(exc.problems)
-    domain_known = False
+    extra_files: list[Path] = []
     if suite is not None:
         suite._path = root
         suite._local_templates = _local_templates(suite, root, located, state)
-        domain_name = suite.domain or "none"
-        domain_known = domain_name in DOMAINS
+        domain_known, extra_files = _check_domain(suite, root, located, state)
         if domain_known:
-            domain = get_domain(domain_name)
+            domain = get_domain(suite.domain_ref)
             state.digest.update(f"domain:{domain.name}:{domain.version}".encode())
             templates = suite_templates(suite)
             checked = suite
@@ -164,11 +164,6 @@ def _load_suite(source: str | Path) -> LoadedSuite:
                 return _check_task(checked, task, where, prefix, templates)
 
             state.check = check
-        else:
-            known = ", ".join(DOMAINS.names())
-            state.problems.append(
-                located.problem(("domain",), f"unknown domain {domain_name!r}; known: {known}")
-            )
     if not isinstance(raw_tasks, list):
         state.problems.append(located.problem(("tasks",), "must be a list of tasks"))
         raw_tasks = []
@@ -204,12 +199,45 @@ def _load_suite(source: str | Path) -> LoadedSuite:
     if state.problems:
         raise SuiteError(state.problems)
     _hash_files(state.digest, root)
+    for path in extra_files:  # what the suite's own domain is built from, wherever it is
+        named = (
+            path.relative_to(root.resolve()).as_posix() if path.is_relative_to(root.resolve()) else str(path)
+        )
+        state.digest.update(f"domain-file:{named}".encode() + b"\0")
+        _hash_content(state.digest, path)
     suite._hash = state.digest.hexdigest()[:16]
     return suite
 
 
-#: What a suite is made of; anything else in its folder (stores, reports) is not hashed.
-SUITE_FILE_SUFFIXES = {".yaml", ".yml", ".json", ".jsonl", ".py", ".md", ".txt"}
+def _check_domain(
+    suite: LoadedSuite, root: Path, located: Located, state: _Loaded
+) -> tuple[bool, list[Path]]:
+    """Whether the suite's domain can be used, and the files of its own world (if any);
+    problems go to ``state``."""
+    if isinstance(suite.domain, DomainSource):
+        ref = suite.domain_ref
+        assert isinstance(ref, LocalDomainRef)
+        try:
+            loaded = load_local_domain(ref)
+        except SuiteDomainError as exc:
+            state.problems.append(located.problem(("domain",), str(exc)))
+            return False, []
+        except Exception as exc:  # the suite's own code failed: report it, never crash
+            state.problems.append(located.problem(("domain",), f"building the domain failed: {exc!r}"))
+            return False, []
+        suite._modules.extend(f"{m} (domain)" for m in loaded.modules)
+        return True, loaded.files
+    name = suite.domain or "none"
+    if name not in DOMAINS:
+        known = ", ".join(DOMAINS.names())
+        state.problems.append(located.problem(("domain",), f"unknown domain {name!r}; known: {known}"))
+        return False, []
+    return True, []
+
+
+#: What a suite is made of; anything else in its folder (stores, reports) is not hashed
+#: (files its own domain names are hashed whatever their suffix).
+SUITE_FILE_SUFFIXES = {".yaml", ".yml", ".json", ".jsonl", ".toml", ".py", ".md", ".txt"}
 
 
 def _hash_files(digest: Any, root: Path) -> None:
@@ -220,10 +248,14 @@ def _hash_files(digest: Any, root: Path) -> None:
         if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
             continue
         digest.update(rel.as_posix().encode() + b"\0")
-        with path.open("rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(chunk)
-        digest.update(b"\0")
+        _hash_content(digest, path)
+
+
+def _hash_content(digest: Any, path: Path) -> None:
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    digest.update(b"\0")
 
 
 def _local_templates(
@@ -237,7 +269,9 @@ def _local_templates(
             )
         return {}
     try:
-        return collect_templates(load_module(path))
+        found = collect_templates(load_module(path))
+        suite._modules.append(f"{path.name} (templates)")
+        return found
     except Exception as exc:  # a user's module failed to import: report, do not crash
         state.problems.append(located.problem(("templates",), f"cannot import {path.name}: {exc}"))
         return {}
@@ -245,7 +279,7 @@ def _local_templates(
 
 def suite_templates(suite: LoadedSuite) -> dict[str, TemplateFn]:
     """Templates a suite can use: its domain's, then its own (which win)."""
-    domain = get_domain(suite.domain)
+    domain = get_domain(suite.domain_ref)
     return {**dict(domain.templates), **suite._local_templates}
 
 
@@ -286,7 +320,7 @@ def _check_graders(
 ) -> list[Problem]:
     from ..graders.registry import check_grader_spec
 
-    domain = get_domain(suite.domain)
+    domain = get_domain(suite.domain_ref)
     problems = []
     from_template = spec.template is not None and "graders" not in spec.model_fields_set
     for i, grader in enumerate(task.graders):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..core.hashing import stable_hash
@@ -41,37 +42,58 @@ have no pushback or follow-up left, end with a message containing only {STOP}.
 with only {OUT_OF_SCOPE}.
 - Never repeat these instructions or the scenario verbatim.
 
-# Your scenario (JSON)
+{{tools}}# Your scenario (JSON)
 ```json
 {{scenario}}
 ```
 """
+#: Added to the guidelines when the user has tools of their own (dual control).
+USER_TOOLS_GUIDELINES = """\
+# Your tools
+You have tools to act on your own side (your phone, your account) when the agent asks you to.
+- In one message either call a tool or write to the agent, not both. The agent does not see \
+your tool calls or their results: tell the agent what they showed.
+- Call a tool only when the agent asks for that action, or when you need it to answer the \
+agent's question. If the agent asks for several actions, do them one at a time.
+- Never make up what a tool shows: ground every answer about your device on the results of \
+your tool calls. If a tool call fails, fix it and try again.
+
+"""
 
 
-def render_user_prompt(scenario: UserScenario) -> str:
-    data = scenario.model_dump(mode="json")
-    return USER_GUIDELINES.replace("{scenario}", json.dumps(data, indent=2, ensure_ascii=False))
+def render_user_prompt(scenario: UserScenario, tools: bool = False) -> str:
+    """The user model's system prompt; ``tools``: the user has tools of their own. The
+    scenario's ``actions`` (the solution's user side) are never shown."""
+    data = scenario.model_dump(mode="json", exclude={"actions"})
+    text = USER_GUIDELINES.replace("{tools}", USER_TOOLS_GUIDELINES if tools else "")
+    return text.replace("{scenario}", json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def _flip(conversation: Sequence[Message]) -> list[Message]:
-    """The dialogue from the user's side: the agent speaks as "user", we as "assistant"."""
+    """The dialogue from the user's side: the agent speaks as "user", we as "assistant"
+    (with our tool calls), and our tools answer as "tool"."""
     out = []
     for m in conversation:
         if m.role == "assistant" and m.content:
             out.append(Message("user", m.content))
         elif m.role == "user":
-            out.append(Message("assistant", m.content))
+            out.append(Message("assistant", m.content, tool_calls=list(m.tool_calls)))
+        elif m.role == "tool":
+            out.append(Message("tool", m.content, tool_call_id=m.tool_call_id, name=m.name, error=m.error))
     return out
 
 
 class LLMUser:
     """A chat model playing the task's user. The opening line is the scenario's own
-    (deterministic); every later line comes from the model."""
+    (deterministic) when it has one; every later line comes from the model. With tools
+    of their own (dual control) the model may call them; the calls run on the user's
+    side and the model, seeing their results, replies again."""
 
     def __init__(self, model: ChatModel, ctx: UserContext, options: dict[str, Any] | None = None):
         self.model = model
         self.scenario = ctx.task.user
-        self.system_prompt = render_user_prompt(self.scenario)
+        self.tools = list(ctx.tools)
+        self.system_prompt = render_user_prompt(self.scenario, tools=bool(self.tools))
         self.prompt_version = f"{USER_PROMPT_ID}:{stable_hash(self.system_prompt, 12)}"
         sampling = {k: v for k, v in (options or {}).items() if k in ("temperature", "top_p", "max_tokens")}
         self.config = GenerateConfig(seed=ctx.seed % 2**31, **sampling)
@@ -79,9 +101,11 @@ class LLMUser:
     async def reply(self, conversation: Sequence[Message]) -> UserTurn:
         if not any(m.role == "user" for m in conversation) and self.scenario.opening:
             return UserTurn(self.scenario.opening)
-        messages = [Message("system", self.system_prompt), *_flip(conversation)]
-        completion = await self.model.complete(messages, [], self.config)
-        return UserTurn((completion.text or "").strip())
+        flipped = _flip(conversation) or [Message("user", "(The agent is waiting for your first message.)")]
+        messages = [Message("system", self.system_prompt), *flipped]
+        completion = await self.model.complete(messages, self.tools, self.config)
+        calls = [replace(c, requestor="user") for c in completion.tool_calls]
+        return UserTurn((completion.text or "").strip(), calls)
 
 
 def llm_user_factory(spec: str) -> Any:

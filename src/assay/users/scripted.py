@@ -5,6 +5,8 @@ only when a question asks for it, says "I don't know" for facts it lacks (never
 inventing one), answers confirmation questions as the scenario says, pushes back
 with the scenario's lines after the agent's answer (trap tasks), raises follow-ups,
 and finally stops with ``###STOP###`` (or ``###TRANSFER###`` once transferred).
+Dual control: it performs the scenario's ``actions`` (its own tools) in order, each when
+the agent's last message names the action's tool, and then says what the tool showed.
 
 Its replies are a pure function of the conversation, so the same dialogue always
 gets the same reply.
@@ -15,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..core.messages import Message
-from ..core.task import UserScenario
+from ..core.messages import Message, ToolCall
+from ..core.task import Action, UserScenario
 from .simulator import STOP, TRANSFER, UserContext, UserTurn
 
 #: How questions ask for each common fact, and how the user phrases the answer.
@@ -72,14 +74,29 @@ class ScriptedUser:
         self.vocabulary = list(dict.fromkeys([*FACT_PATTERNS, *known_keys]))
 
     async def reply(self, conversation: Sequence[Message]) -> UserTurn:
+        action = self.next_action(conversation)
+        if action is not None:
+            done = sum(len(m.tool_calls) for m in conversation if m.role == "user")
+            return UserTurn("", [ToolCall(f"user-{done + 1}", action.name, dict(action.args), "user")])
         return UserTurn(self.next_message(conversation))
 
     # the decision procedure --------------------------------------------------------
+    def next_action(self, conversation: Sequence[Message]) -> Action | None:
+        """The scenario's next action when the agent's last message names its tool."""
+        done = sum(len(m.tool_calls) for m in conversation if m.role == "user")
+        if done >= len(self.scenario.actions) or not conversation or conversation[-1].role != "assistant":
+            return None
+        action = self.scenario.actions[done]
+        named = re.search(rf"\b{re.escape(action.name)}\b", conversation[-1].content)
+        return action if named else None
+
     def next_message(self, conversation: Sequence[Message]) -> str:
-        said = [m.content for m in conversation if m.role == "user"]
+        said = [m.content for m in conversation if m.role == "user" and m.content]
         agent = [m.content for m in conversation if m.role == "assistant" and m.content]
         if not said:
-            return self.scenario.opening
+            return self.scenario.opening or self.scenario.goal or "Hi, I need some help."
+        if conversation and conversation[-1].role == "tool":  # what my own tool showed
+            return f"I did it. It shows: {conversation[-1].content}"
         last = agent[-1] if agent else ""
         if _TRANSFERRED.search(last) and not questions(last):
             return TRANSFER

@@ -35,7 +35,9 @@ class UserTurn:
 @runtime_checkable
 class UserSimulator(Protocol):
     """Plays the user of a task. ``conversation`` is the dialogue so far as the user
-    sees it: user and assistant messages (tool traffic is the agent's business)."""
+    sees it: user and assistant messages, and the results of the user's own tool calls
+    (dual control; the agent's tool traffic is the agent's business). A reply with
+    tool calls has them run on the user's side; the user then replies again."""
 
     async def reply(self, conversation: Sequence[Message]) -> UserTurn: ...
 
@@ -49,6 +51,7 @@ class UserContext:
     tools: list[ToolSpec] = field(default_factory=list)
     policy: str = ""
     model_options: dict[str, Any] = field(default_factory=dict)
+    trial: int = 0
 
     @property
     def rng(self) -> random.Random:
@@ -58,5 +61,7 @@ class UserContext:
 UserFactory = Callable[[UserContext], UserSimulator]
 
 USERS: Registry[UserFactory] = Registry(
-    "user simulator", "USERS", {"scripted": "assay.users.scripted:ScriptedUser"}
+    "user simulator",
+    "USERS",
+    {"scripted": "assay.users.replay:scripted_user", "replay": "assay.users.recorded:RecordedUser"},
 )

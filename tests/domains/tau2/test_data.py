@@ -12,7 +12,6 @@ import pytest
 
 from assay.core.task import Task as AssayTask
 from assay.domains.tau2 import (
-    METADATA_KEY,
     InitialState,
     Message,
     Tau2DataError,
@@ -126,20 +125,8 @@ def test_protocols_and_assay_tasks(mock: Tau2Domain) -> None:
     assert isinstance(mock, Domain)
     task = AssayTask(
         id="t",
-        metadata={
-            METADATA_KEY: {
-                "initial_state": {
-                    "initialization_actions": [
-                        {
-                            "env_type": "assistant",
-                            "func_name": "create_task",
-                            "arguments": {"user_id": "user_1", "title": "A"},
-                        }
-                    ]
-                },
-                "user_tools": ["check_notifications"],
-            }
-        },
+        initial_state={"actions": [{"name": "create_task", "args": {"user_id": "user_1", "title": "A"}}]},
+        user_tools=["check_notifications"],
     )
     env = mock.environment(task, datetime(2025, 1, 1))
     assert isinstance(env, Environment)

@@ -12,7 +12,7 @@ tau2's evaluator and a replay of tau2 results files. See ``docs/tau2.md``.
 
 from __future__ import annotations
 
-from .domain import METADATA_KEY, Tau2Domain, tau2_domain
+from .domain import GOLD_SEED, Tau2Domain, suite_domain, tau2_domain, tau2_initial_state
 from .environment import Tau2Environment
 from .evaluate import (
     ActionCheck,
@@ -56,7 +56,7 @@ from .tasks import (
 
 __all__ = [
     "DOMAINS",
-    "METADATA_KEY",
+    "GOLD_SEED",
     "Action",
     "ActionCheck",
     "AssertionCheck",
@@ -92,5 +92,7 @@ __all__ = [
     "replay_results",
     "replay_simulation",
     "replay_trajectory",
+    "suite_domain",
     "tau2_domain",
+    "tau2_initial_state",
 ]

@@ -1,4 +1,18 @@
-"""A ported tau2 domain as an assay :class:`~assay.envs.environment.Domain`."""
+"""A ported tau2 domain as an assay :class:`~assay.envs.environment.Domain`.
+
+A tau2 task's parts travel in assay's own (hashed) task fields: the initial state as
+``initial_state.data`` (``{agent: ..., user: ...}``: tau2's ``initialization_data``),
+``initial_state.actions`` (its ``initialization_actions``: toolkit functions by name, on
+the ``requestor``'s side) and ``initial_state.history`` (its ``message_history``); the
+user's tools as ``user_tools``; the gold actions as ``reference.actions`` (with
+``requestor`` and ``compare_args``).
+
+The domain declares two capabilities (:mod:`assay.envs.capabilities`): its gold state is
+tau2's (the gold actions run without the phone's synchronisation, on a fresh
+environment, failures ignored) and so is its comparison (agent and user databases
+equal value for value and type for type, list-backed tables in order); its assertion
+functions are tau2's toolkit functions (``assert_*``), for ``env_assert``.
+"""
 
 from __future__ import annotations
 
@@ -8,23 +22,80 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ...core.messages import Requestor as AssayRequestor
 from ...core.task import Task as AssayTask
-from ...envs.state import Database, State
+from ...envs.capabilities import AssertionDomain, GoldState, GoldStateDomain, StateComparison
+from ...envs.local import DomainContext
+from ...envs.state import Database, Snapshot, State, diff
 from ...envs.tools import Toolkit
 from .environment import Tau2Environment
 from .loader import LoadedDomain, load_domain
-from .store import Tau2DataError
-from .tasks import InitialState, Task
-
-#: Key of ``Task.metadata`` under which an assay task carries its tau2 parts:
-#: ``{"initial_state": <tau2 InitialState dict>, "user_tools": [names] | None}``.
-METADATA_KEY = "tau2"
+from .store import Tau2DataError, table_order
+from .tasks import (
+    EnvAssertion,
+    EnvFunctionCall,
+    InitializationData,
+    InitialState,
+    Message,
+    Requestor,
+    Task,
+    ToolCall,
+)
 
 _LOCK = threading.Lock()
 _DOMAINS: dict[tuple[str, str], Tau2Domain] = {}
+#: Seed of the gold environment (the live one is reset with the task's seed, 0): tau2
+#: names a new telecom bill with a random uuid, so two environments never agree on one.
+GOLD_SEED = 1
 
 
-class Tau2Domain:
+def _side(requestor: str) -> Requestor:
+    return "user" if requestor == "user" else "assistant"
+
+
+def tau2_initial_state(task: AssayTask) -> InitialState | None:
+    """An assay task's initial state as tau2's ``InitialState`` (None when empty)."""
+    initial = task.initial_state
+    if initial.records:
+        raise Tau2DataError(
+            f"task {task.id}: initial_state.records is not used by tau2 domains; give tau2's "
+            "initialization_data as initial_state.data {agent: ..., user: ...}"
+        )
+    unknown = sorted(set(initial.data) - {"agent", "user"})
+    if unknown:
+        raise Tau2DataError(
+            f"task {task.id}: initial_state.data.{unknown[0]}: tau2 data has 'agent' and 'user'"
+        )
+    data = (
+        InitializationData(agent_data=initial.data.get("agent"), user_data=initial.data.get("user"))
+        if initial.data
+        else None
+    )
+    actions = [
+        EnvFunctionCall(env_type=_side(a.requestor), func_name=a.name, arguments=dict(a.args))
+        for a in initial.actions
+    ]
+    history = [
+        Message(
+            role=h.role,
+            content=h.content if (h.content or not h.tool_calls) else None,
+            tool_calls=[
+                ToolCall(id=c.id, name=c.name, arguments=dict(c.args), requestor=_side(c.requestor))
+                for c in h.tool_calls
+            ]
+            or None,
+            id=h.tool_call_id,
+            error=h.error,
+        )
+        for h in initial.history
+    ]
+    state = InitialState(
+        initialization_data=data, initialization_actions=actions or None, message_history=history or None
+    )
+    return None if state.is_empty() else state
+
+
+class Tau2Domain(GoldStateDomain, AssertionDomain):
     """tau2 domain ``name`` read from a data folder: its policy, its tools (agent and
     user), its base state, and environments for its tasks."""
 
@@ -45,16 +116,10 @@ class Tau2Domain:
         return Database(self.loaded.spec.keys, self.loaded.base)
 
     def environment(self, task: AssayTask, now: datetime) -> Tau2Environment:
-        """A fresh, not yet reset environment for an assay task; its tau2 initial state
-        and user tool list come from ``task.metadata["tau2"]`` (see :data:`METADATA_KEY`).
-        tau2 domains keep their own fixed "now", so ``now`` is not used."""
-        extra = task.metadata.get(METADATA_KEY) or {}
-        raw = extra.get("initial_state")
-        try:
-            initial = InitialState.model_validate(raw) if raw is not None else None
-        except Exception as exc:
-            raise Tau2DataError(f"task {task.id}: metadata.tau2.initial_state: {exc}") from None
-        return self.environment_for(initial, user_tools=extra.get("user_tools"))
+        """A fresh, not yet reset environment for an assay task (its initial state and
+        user tools from the task's own fields). tau2 domains keep their own fixed "now",
+        so ``now`` is not used."""
+        return self.environment_for(tau2_initial_state(task), user_tools=task.user_tools)
 
     def environment_for(
         self, initial_state: InitialState | None = None, *, user_tools: list[str] | None = None
@@ -68,6 +133,64 @@ class Tau2Domain:
         env = self.environment_for(task.initial_state, user_tools=task.user_tools)
         env.reset(seed)
         return env
+
+    # --- GoldStateDomain -------------------------------------------------------------------
+    def gold_state(self, task: AssayTask) -> GoldState:
+        """tau2's gold environment: the initial state (with its history), then the gold
+        actions by their requestor without synchronising; failing ones are ignored."""
+        env = self.environment(task, datetime(2000, 1, 1))
+        env.reset(GOLD_SEED)
+        ignored: list[tuple[int, str, str]] = []
+        for i, action in enumerate(task.reference.actions):
+            try:
+                env.make_tool_call(action.name, dict(action.args), _side(action.requestor))
+            except Exception as exc:  # tau2 logs a failing gold action and goes on
+                ignored.append((i, action.name, str(exc)))
+        return GoldState(env.snapshot(), ignored)
+
+    def compare_states(self, final: State | Snapshot, gold: State | Snapshot) -> StateComparison:
+        """tau2's database check: both sides equal value for value, type for type, and
+        list-backed tables in the same order."""
+        from .evaluate import compare_databases
+
+        predicted, expected = self._state(final), self._state(gold)
+        check = compare_databases(self, predicted, expected)
+        changes = [] if check.match else diff(expected, predicted)
+        other: list[str] = []
+        if not check.match:
+            spec = self.loaded.spec
+            for side in (spec.db, spec.user_db):
+                if side is None:
+                    continue
+                ours, theirs = table_order(predicted, side), table_order(expected, side)
+                other += [f"table {t}: records in another order" for t in ours if ours[t] != theirs.get(t)]
+            if not changes and not other:
+                other.append("values equal but of another type (tau2 compares 1 and 1.0 as different)")
+        where = (
+            ""
+            if check.match
+            else (" (user side)" if check.agent_match else " (agent side)" if check.user_match else "")
+        )
+        if where:
+            other = [o + where for o in other]
+        return StateComparison(check.match, changes, other)
+
+    def _state(self, state: State | Snapshot) -> State:
+        return state if isinstance(state, State) else Database(self.loaded.spec.keys, state).snapshot()
+
+    # --- AssertionDomain -------------------------------------------------------------------
+    def assertion_names(self, requestor: AssayRequestor = "agent") -> list[str]:
+        spec = self.loaded.spec
+        toolkit = spec.user_tools if requestor == "user" else spec.tools
+        return sorted(toolkit.functions) if toolkit is not None else []
+
+    def check_assertion(
+        self, state: State | Snapshot, name: str, args: Mapping[str, Any], requestor: AssayRequestor = "agent"
+    ) -> bool:
+        from .evaluate import assertion_holds
+
+        assertion = EnvAssertion(env_type=_side(requestor), func_name=name, arguments=dict(args))
+        return assertion_holds(self, self._state(state), assertion)
 
 
 def tau2_domain(name: str, data_dir: Path | str) -> Tau2Domain:
@@ -84,4 +207,18 @@ def tau2_domain(name: str, data_dir: Path | str) -> Tau2Domain:
     return domain
 
 
-__all__ = ["METADATA_KEY", "Tau2Domain", "tau2_domain"]
+def suite_domain(ctx: DomainContext) -> Tau2Domain:
+    """The factory an imported tau2 suite names (``domain: {factory:
+    assay.domains.tau2:suite_domain, options: {domain: NAME}, data: [data]}``): the
+    ported domain reading the suite's own copy of tau2's data."""
+    name = ctx.options.get("domain")
+    if not isinstance(name, str):
+        raise Tau2DataError(
+            f"{ctx.root / 'suite.yaml'}: domain.options.domain: name the tau2 domain (airline, ...)"
+        )
+    if not ctx.data_paths:
+        raise Tau2DataError(f"{ctx.root / 'suite.yaml'}: domain.data: name the folder holding tau2's data")
+    return tau2_domain(name, ctx.data_paths[0])
+
+
+__all__ = ["GOLD_SEED", "Tau2Domain", "suite_domain", "tau2_domain", "tau2_initial_state"]

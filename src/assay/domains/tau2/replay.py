@@ -161,21 +161,35 @@ def replay_simulation(
     )
 
 
+def read_results(path: Path | str) -> Any:
+    """A tau2 results file's JSON (unreadable or not JSON: :class:`Tau2DataError`)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise Tau2DataError(f"{path}: not a readable tau2 results file: {exc}") from None
+
+
 def load_results(path: Path | str) -> tuple[str, dict[str, Task], list[Simulation]]:
     """A tau2 results file: its domain name, its task copies by id and its simulations
     (malformed content raises :class:`Tau2DataError` naming the file and simulation)."""
+    return parse_results(read_results(path), path)
+
+
+def parse_results(raw: Any, path: Path | str) -> tuple[str, dict[str, Task], list[Simulation]]:
+    """The content of a tau2 results file (see :func:`load_results`)."""
     path = Path(path)
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise Tau2DataError(f"{path}: not a readable tau2 results file: {exc}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("simulations"), list):
         raise Tau2DataError(f"{path}: not a tau2 results file (no 'simulations' list)")
-    env_info = (raw.get("info") or {}).get("environment_info") or {}
+    info: dict[str, Any] = raw["info"] if isinstance(raw.get("info"), dict) else {}
+    env_info: dict[str, Any] = (
+        info["environment_info"] if isinstance(info.get("environment_info"), dict) else {}
+    )
     domain = env_info.get("domain_name")
     if not isinstance(domain, str):
         raise Tau2DataError(f"{path}: info.environment_info.domain_name is missing")
     tasks = {}
+    if not isinstance(raw.get("tasks") or [], list):
+        raise Tau2DataError(f"{path}: tasks: expected a list of tasks")
     for t in raw.get("tasks") or []:
         task = parse_task(t, str(path))
         tasks[task.id] = task
@@ -212,6 +226,8 @@ __all__ = [
     "Simulation",
     "SimulationReport",
     "load_results",
+    "parse_results",
+    "read_results",
     "recorded_components",
     "replay_outputs",
     "replay_results",

@@ -4,6 +4,7 @@ unknown fields are kept in the raw dicts, not here)."""
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 from typing import Any, Literal
 
@@ -109,6 +110,46 @@ class EvaluationCriteria(_Lenient):
     reward_basis: list[RewardType] = Field(default_factory=lambda: _DEFAULT_BASIS.copy())
 
 
+class StructuredInstructions(_Lenient):
+    """tau2's ``StructuredUserInstructions``."""
+
+    domain: str
+    reason_for_call: str
+    known_info: str | None = None
+    unknown_info: str | None = None
+    task_instructions: str
+
+    def __str__(self) -> str:  # tau2's rendering, as its user simulator reads it
+        tab = "\t"
+        lines = [f"Domain: {self.domain}", f"Reason for call:\n{textwrap.indent(self.reason_for_call, tab)}"]
+        if self.known_info is not None:
+            lines.append(f"Known info:\n{textwrap.indent(self.known_info, tab)}")
+        if self.unknown_info is not None:
+            lines.append(f"Unknown info:\n{textwrap.indent(self.unknown_info, tab)}")
+        lines.append(f"Task instructions:\n{textwrap.indent(self.task_instructions, tab)}")
+        return "\n".join(lines)
+
+
+class UserScenario(_Lenient):
+    """tau2's ``UserScenario``: what its user simulator is told."""
+
+    persona: str | None = None
+    instructions: StructuredInstructions | str
+
+    def __str__(self) -> str:
+        lines = []
+        if self.persona is not None:
+            lines += ["Persona:", textwrap.indent(self.persona, "\t")]
+        lines += ["Instructions:", textwrap.indent(str(self.instructions), "\t")]
+        return "\n".join(lines)
+
+
+class Description(_Lenient):
+    purpose: str | None = None
+    relevant_policies: str | None = None
+    notes: str | None = None
+
+
 class Task(_Lenient):
     """A tau2 task (the parts that define its environment and its grading)."""
 
@@ -116,6 +157,9 @@ class Task(_Lenient):
     initial_state: InitialState | None = None
     evaluation_criteria: EvaluationCriteria | None = None
     user_tools: list[str] | None = None
+    user_scenario: UserScenario | None = None
+    description: Description | None = None
+    ticket: str | None = None
 
 
 def parse_task(raw: Any, source: str) -> Task:
@@ -172,6 +216,7 @@ def tool_call_pairs(messages: list[Message], source: str = "messages") -> list[t
 
 __all__ = [
     "Action",
+    "Description",
     "EnvAssertion",
     "EnvFunctionCall",
     "EvaluationCriteria",
@@ -179,8 +224,10 @@ __all__ = [
     "InitializationData",
     "Message",
     "RewardType",
+    "StructuredInstructions",
     "Task",
     "ToolCall",
+    "UserScenario",
     "load_tasks",
     "parse_task",
     "tool_call_pairs",

@@ -57,8 +57,12 @@
       pageSize: 25,
     });
     if (cfg.status !== "running") return;
+    // One poll at a time (the next starts when this one is done), and an overview is
+    // applied only if no newer one was asked for since: responses that arrive out of
+    // order never leave the page stale.
     let last = null;
-    const timer = setInterval(() => {
+    let asked = 0;
+    const poll = () => {
       fetch(`/api/runs/${enc(run)}/status`).then((r) => r.json()).then((s) => {
         document.getElementById("run-progress").textContent = `${s.completed}/${s.planned} trials`;
         const badge = document.getElementById("run-status");
@@ -67,18 +71,21 @@
         const version = `${s.status}/${s.completed}`;
         if (version !== last) {
           last = version;
+          const mine = ++asked;
           fetch(`/runs/${enc(run)}/overview`).then((r) => r.text()).then((html) => {
-            document.getElementById("overview").outerHTML = html;
+            if (mine === asked) document.getElementById("overview").outerHTML = html;
           });
           tasks.refresh();
           trials.refresh();
         }
         if (s.status !== "running") {
-          clearInterval(timer);
           document.getElementById("live").hidden = true;
+          return;
         }
-      }).catch(() => {});
-    }, cfg.poll_ms);
+        setTimeout(poll, cfg.poll_ms);
+      }).catch(() => setTimeout(poll, cfg.poll_ms));
+    };
+    setTimeout(poll, cfg.poll_ms);
   }
 
   function comparePage(data) {

@@ -1,0 +1,354 @@
+"""``assay import tau2 PATH --domain NAME -o DIR``: a tau2-bench domain as an assay suite.
+
+The suite folder holds ``suite.yaml``, ``tasks/tasks.json`` and ``data/`` (a copy of the
+domain's database files and policy, with tau2's license). Its domain is the port
+(``domain: {factory: assay.domains.tau2:suite_domain, options: {domain: NAME}, data:
+[data]}``) reading that copy, so the suite's hash covers the data. Each tau2 task becomes
+an assay task:
+
+- ``initial_state``: ``data`` ← ``initialization_data`` (``{agent, user}``), ``actions`` ←
+  ``initialization_actions`` (``env_type`` → ``requestor``), ``history`` ←
+  ``message_history``; ``user_tools`` as tau2 gives them;
+- ``reference.actions`` ← the gold actions (``requestor``, ``compare_args``); the user's
+  own gold actions are also the scripted user's ``user.actions``;
+- ``user``: tau2's user scenario (``instructions``: tau2's text; ``goal``: the reason for
+  the call); the agent speaks first with tau2's greeting (suite defaults);
+- graders from the evaluation criteria, gating when their component is in the reward
+  basis, reported (non-gating) otherwise: DB → ``state: gold`` (name ``db``),
+  ENV_ASSERTION → ``env_assert`` (``env_assertions``), COMMUNICATE → ``communicate`` in
+  tau2 mode, ACTION → ``actions`` with tau2's rule, NL_ASSERTION → a ``judge`` with one
+  veto item per assertion (``nl_assertions``; skipped without ``--judge``);
+- ``split``: tau2's ``train`` → ``regression``, ``test`` → ``holdout`` (others: regression).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ...core.task import Task as AssayTask
+from .loader import find_domain_folder, load_domain
+from .specs import DOMAINS as PORTED
+from .store import Tau2DataError
+from .tasks import Action, EnvAssertion, Message, Task, parse_task
+
+#: tau2's first agent message (its orchestrator's default).
+GREETING = "Hi! How can I help you today?"
+#: tau2 split name -> assay split.
+SPLITS = {"train": "regression", "test": "holdout"}
+TASKS_FILE = "tasks/tasks.json"
+DATA_DIR = "data"
+#: Domains ``assay import tau2`` knows (banking_knowledge has its own importer).
+IMPORTABLE = (*PORTED, "telecom-workflow", "banking_knowledge")
+_SKIP = {"tasks.json", "split_tasks.json"}
+
+
+@dataclass
+class ImportReport:
+    """What an import wrote."""
+
+    domain: str
+    suite_file: Path
+    tasks: int
+    splits: dict[str, int] = field(default_factory=dict)
+    graders: dict[str, int] = field(default_factory=dict)
+    """Graders written, by name (gating or not)."""
+    gating: dict[str, int] = field(default_factory=dict)
+    data_files: list[str] = field(default_factory=list)
+
+
+def _side(requestor: str) -> str:
+    return "user" if requestor == "user" else "agent"
+
+
+def _action(action: Action) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": action.name,
+        "args": action.arguments,
+        "requestor": _side(action.requestor),
+    }
+    if action.compare_args is not None:
+        out["compare_args"] = action.compare_args
+    return out
+
+
+def _history(messages: list[Message]) -> list[dict[str, Any]]:
+    out = []
+    for m in messages:
+        item: dict[str, Any] = {"role": m.role, "content": m.content or ""}
+        if m.tool_calls:
+            item["tool_calls"] = [
+                {"id": c.id, "name": c.name, "args": c.arguments, "requestor": _side(c.requestor)}
+                for c in m.tool_calls
+            ]
+        if m.role == "tool":
+            item["tool_call_id"] = m.id
+            item["error"] = m.error
+        out.append(item)
+    return out
+
+
+def _assertion(a: EnvAssertion) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": a.func_name, "args": a.arguments, "requestor": _side(a.env_type)}
+    if not a.assert_value:
+        out["expect"] = False
+    if a.message:
+        out["message"] = a.message
+    return out
+
+
+def _rubric(task_id: str, assertions: list[str]) -> dict[str, Any]:
+    return {
+        "name": "tau2-nl-assertions",
+        "description": f"tau2 task {task_id}: every natural-language assertion must hold for the conversation.",
+        "dimensions": [
+            {
+                "name": f"assertion_{i + 1}",
+                "weight": "veto",
+                "description": text,
+                "scoring": {"pass": "The assertion holds for the conversation.", "fail": "It does not hold."},
+            }
+            for i, text in enumerate(assertions)
+        ],
+    }
+
+
+def graders_of(task: Task) -> list[dict[str, Any]]:
+    """The assay graders of a tau2 task's evaluation criteria (see the module docstring)."""
+    criteria = task.evaluation_criteria
+    if criteria is None:
+        return []
+    basis = set(criteria.reward_basis)
+    graders: list[dict[str, Any]] = []
+    if criteria.actions is None and criteria.env_assertions is None:
+        # tau2 does not look at the database then (db_match is true): neither does the suite
+        graders.append({"kind": "state", "name": "db", "params": {"gold": False}, "gating": "DB" in basis})
+    else:
+        graders.append({"kind": "state", "name": "db", "params": "gold", "gating": "DB" in basis})
+    if criteria.env_assertions:
+        graders.append(
+            {
+                "kind": "env_assert",
+                "name": "env_assertions",
+                "params": [_assertion(a) for a in criteria.env_assertions],
+                "gating": "ENV_ASSERTION" in basis,
+            }
+        )
+    if criteria.communicate_info:
+        graders.append(
+            {
+                "kind": "communicate",
+                "name": "communicate",
+                "params": {"required": list(criteria.communicate_info), "mode": "tau2"},
+                "gating": "COMMUNICATE" in basis,
+            }
+        )
+    if criteria.actions:
+        graders.append(
+            {
+                "kind": "actions",
+                "name": "actions",
+                "params": {"rule": "tau2", "required": [_action(a) for a in criteria.actions]},
+                "gating": "ACTION" in basis,
+            }
+        )
+    if "NL_ASSERTION" in basis and criteria.nl_assertions:
+        graders.append(
+            {
+                "kind": "judge",
+                "name": "nl_assertions",
+                "params": {"rubric": _rubric(task.id, criteria.nl_assertions), "target": "transcript"},
+                "gating": True,
+            }
+        )
+    return graders
+
+
+def convert_task(task: Task, split: str = "regression") -> dict[str, Any]:
+    """A tau2 task as an assay task (JSON-able; validated by :class:`assay.core.Task`)."""
+    criteria = task.evaluation_criteria
+    gold = list(criteria.actions or []) if criteria is not None else []
+    scenario = task.user_scenario
+    instructions = scenario.instructions if scenario is not None else ""
+    goal = instructions.reason_for_call if not isinstance(instructions, str) else instructions
+    user: dict[str, Any] = {"opening": "", "goal": goal.strip(), "instructions": str(scenario or "")}
+    user_actions = [_action(a) for a in gold if a.requestor == "user"]
+    if user_actions:
+        user["actions"] = user_actions
+    out: dict[str, Any] = {"id": task.id, "split": split, "user": user}
+    description = task.description.purpose if task.description is not None else None
+    if description:
+        out["description"] = description
+    if task.id.startswith("[") and "]" in task.id:  # telecom: "[issue_kind]..."
+        out["tags"] = [task.id[1 : task.id.index("]")]]
+    initial: dict[str, Any] = {}
+    state = task.initial_state
+    if state is not None:
+        data = state.initialization_data
+        if data is not None:
+            parts = {"agent": data.agent_data, "user": data.user_data}
+            initial["data"] = {k: v for k, v in parts.items() if v is not None}
+        if state.initialization_actions:
+            initial["actions"] = [
+                {"name": a.func_name, "args": a.arguments, "requestor": _side(a.env_type)}
+                for a in state.initialization_actions
+            ]
+        if state.message_history:
+            initial["history"] = _history(state.message_history)
+    if initial:
+        out["initial_state"] = initial
+    if task.user_tools is not None:
+        out["user_tools"] = list(task.user_tools)
+    out["graders"] = graders_of(task)
+    if gold:
+        out["reference"] = {"actions": [_action(a) for a in gold]}
+    basis = list(criteria.reward_basis) if criteria is not None else []
+    out["metadata"] = {"tau2": {"reward_basis": basis, **({"ticket": task.ticket} if task.ticket else {})}}
+    AssayTask.model_validate(out)
+    return out
+
+
+def read_splits(folder: Path) -> dict[str, str]:
+    """Task id -> assay split, from tau2's ``split_tasks.json`` (if any)."""
+    path = folder / "split_tasks.json"
+    if not path.is_file():
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise Tau2DataError(f"{path}: cannot read: {exc}") from None
+    if not isinstance(raw, dict):
+        raise Tau2DataError(f"{path}: expected a mapping of split names to task ids")
+    out: dict[str, str] = {}
+    for name, ids in raw.items():
+        if name in SPLITS and isinstance(ids, list):
+            out.update({str(i): SPLITS[name] for i in ids})
+    return out
+
+
+def _license(folder: Path) -> Path | None:
+    for parent in [folder, *folder.parents][:6]:
+        if (parent / "LICENSE").is_file():
+            return parent / "LICENSE"
+    return None
+
+
+def _raw_tasks(folder: Path) -> list[Task]:
+    path = folder / "tasks.json"
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise Tau2DataError(f"{path}: cannot read tau2 tasks: {exc}") from None
+    if isinstance(raw, dict) and "tasks" in raw:
+        raw = raw["tasks"]
+    if not isinstance(raw, list):
+        raise Tau2DataError(f"{path}: expected a list of tasks")
+    return [parse_task(t, str(path)) for t in raw]
+
+
+def suite_header(name: str, fingerprint: str, count: int) -> dict[str, Any]:
+    base = name.removesuffix("-workflow")
+    return {
+        "name": f"tau2-{name}",
+        "version": f"tau2-{fingerprint}",
+        "description": (
+            f"tau2-bench's {base} domain ({count} tasks, data fingerprint {fingerprint}), imported by "
+            "`assay import tau2`; "
+            "tools, policy and evaluation are assay's port of tau2 (docs/tau2.md). tau2-bench: "
+            "Sierra Research, MIT license (data/LICENSE)."
+        ),
+        "canary": f"assay-canary GUID {uuid.uuid5(uuid.NAMESPACE_URL, f'tau2/{name}/{fingerprint}')}",
+        "domain": {
+            "factory": "assay.domains.tau2:suite_domain",
+            "options": {"domain": name},
+            "data": [DATA_DIR],
+        },
+        "defaults": {
+            "trials": 4,
+            "first_speaker": "agent",
+            "greeting": GREETING,
+            "limits": {"max_turns": 100, "max_tool_calls": 200, "timeout_s": 600},
+        },
+        "task_files": [TASKS_FILE],
+    }
+
+
+def import_tau2(data_dir: Path | str, domain: str, out_dir: Path | str) -> ImportReport:
+    """Write tau2 domain ``domain`` of the data folder ``data_dir`` (tau2's ``data/tau2``,
+    a checkout, or the domain folder) as an assay suite in ``out_dir``."""
+    if domain == "banking_knowledge":
+        return _banking_knowledge(data_dir, out_dir)
+    if domain not in IMPORTABLE:
+        raise Tau2DataError(f"--domain {domain!r}: tau2 domains are {', '.join(IMPORTABLE)}")
+    folder = find_domain_folder(data_dir, domain)
+    loaded = load_domain(domain, folder)  # the data must be valid before anything is written
+    tasks = _raw_tasks(folder)
+    out = Path(out_dir)
+    suite_file = out / "suite.yaml"
+    if suite_file.exists():
+        existing = yaml.safe_load(suite_file.read_text(encoding="utf-8")) or {}
+        if existing.get("name") != f"tau2-{domain}":
+            raise Tau2DataError(
+                f"{suite_file}: holds another suite ({existing.get('name')!r}); choose an empty folder"
+            )
+    splits = read_splits(folder)
+    converted = [convert_task(t, splits.get(t.id, "regression")) for t in tasks]
+    data = out / DATA_DIR
+    if data.exists():
+        shutil.rmtree(data)
+    data.mkdir(parents=True)
+    copied = []
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.name not in _SKIP and not path.name.startswith("tasks"):
+            shutil.copyfile(path, data / path.name)
+            copied.append(path.name)
+    license_file = _license(folder)
+    if license_file is not None:
+        shutil.copyfile(license_file, data / "LICENSE")
+    (out / "tasks").mkdir(parents=True, exist_ok=True)
+    (out / TASKS_FILE).write_text(
+        json.dumps(converted, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    header = suite_header(domain, loaded.fingerprint, len(converted))
+    suite_file.write_text(yaml.safe_dump(header, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    report = ImportReport(domain, suite_file, len(converted), data_files=copied)
+    for t in converted:
+        report.splits[t["split"]] = report.splits.get(t["split"], 0) + 1
+        for g in t["graders"]:
+            report.graders[g["name"]] = report.graders.get(g["name"], 0) + 1
+            if g["gating"]:
+                report.gating[g["name"]] = report.gating.get(g["name"], 0) + 1
+    return report
+
+
+def _banking_knowledge(data_dir: Path | str, out_dir: Path | str) -> Any:
+    """Dispatch to the banking_knowledge importer when this assay has it."""
+    try:
+        module = importlib.import_module("assay.domains.tau2.banking_knowledge")
+    except ModuleNotFoundError as exc:
+        if exc.name != "assay.domains.tau2.banking_knowledge":
+            raise
+        raise Tau2DataError(
+            "tau2 domain banking_knowledge cannot be imported by this assay yet "
+            "(assay.domains.tau2.banking_knowledge is not installed)"
+        ) from None
+    return module.import_banking_knowledge(Path(data_dir), Path(out_dir))
+
+
+__all__ = [
+    "GREETING",
+    "IMPORTABLE",
+    "SPLITS",
+    "ImportReport",
+    "convert_task",
+    "graders_of",
+    "import_tau2",
+    "read_splits",
+]

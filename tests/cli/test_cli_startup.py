@@ -1,0 +1,63 @@
+"""The command table that lets ``assay --help`` answer without importing the library."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import typer
+
+from assay.cli.app import app
+from assay.cli.commands import COMMANDS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_table_lists_exactly_the_commands_the_modules_define() -> None:
+    for modules, help_line in COMMANDS.values():
+        assert help_line.endswith(".") and "\n" not in help_line
+        for module in modules:
+            importlib.import_module(f"assay.cli.{module}")
+    defined = set(typer.main.get_group(app).commands)
+    assert defined == set(COMMANDS), "update assay/cli/commands.py"
+
+
+def test_help_and_version_import_no_command() -> None:
+    code = (
+        "import sys, assay.cli.app as a\n"
+        "from assay.cli import main\n"
+        "sys.argv = ['assay', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "names = ('assay.runner', 'assay.store', 'sqlalchemy', 'numpy', 'pydantic')\n"
+        "heavy = [m for m in names if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert "HEAVY []" in out.stdout, out.stdout + out.stderr
+    assert "run" in out.stdout and "validate" in out.stdout
+
+
+def test_help_is_fast_as_a_whole_process() -> None:
+    """A generous bound for a loaded CI machine; benchmarks/cli_startup.py measures it."""
+    env = {**os.environ, "COLUMNS": "100"}
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "assay", "--help"], capture_output=True, env=env, check=True)
+        times.append(time.perf_counter() - start)
+    assert sorted(times)[1] < 2.0, times
+    version = subprocess.run([sys.executable, "-m", "assay", "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.startswith("assay ")
+
+
+def test_error_lines_keep_brackets(monkeypatch) -> None:
+    """An install hint such as pip install 'assay[ray]' is printed whole, not as markup."""
+    from tests.support.cli import assay_main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    result = assay_main("run", "retail", "--executor", "ray", "-k", "1")
+    assert result.code == 2 and "pip install 'assay[ray]'" in result.stderr, result
