@@ -56,7 +56,12 @@ RUN_OPTIONS: list[tuple[str, Any, tuple[str, ...], str]] = [
     ),
     ("trials", int | None, ("--trials", "-k"), "Trials per task (default: the suite's)."),
     ("seed", int | None, ("--seed",), "Run seed: task instances and trial seeds derive from it (default 0)."),
-    ("split", str | None, ("--split",), "Only tasks of this split (regression, capability, holdout)."),
+    (
+        "split",
+        str | None,
+        ("--split",),
+        "Only tasks of this split (regression, capability, holdout; all: every split).",
+    ),
     ("tag", list[str] | None, ("--tag",), "Only tasks with this tag (repeatable)."),
     ("task", list[str] | None, ("--task",), "Only this task id (repeatable)."),
     ("max_cost_usd", float | None, ("--max-cost-usd",), "Per-trial cost budget (USD)."),

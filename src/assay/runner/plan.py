@@ -23,7 +23,8 @@ def task_filter(
     """A predicate matching every filter given (tags: any of them; ids: exact, or the
     id a template's instances share, ``refund`` for ``refund-1``, ``refund-2``...).
 
-    Holdout tasks are kept only when asked for: ``split="holdout"``, or named by id."""
+    Holdout tasks are kept only when asked for: ``split="holdout"``, ``split="all"`` (every
+    split), or named by id."""
     tag_set, ids, strata_set = set(tags), set(task_ids), set(strata)
 
     def named(t: Task) -> bool:
@@ -31,7 +32,7 @@ def task_filter(
 
     def keep(t: Task) -> bool:
         return (
-            (t.split == split if split else t.split != "holdout" or named(t))
+            (split == "all" or (t.split == split if split else t.split != "holdout" or named(t)))
             and (not tag_set or bool(tag_set & set(t.tags)))
             and (not strata_set or t.stratum in strata_set)
             and (not ids or named(t))

@@ -45,7 +45,9 @@ def suites(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
 def test_gold_replay_scores_one_on_every_task_with_complete_gold(
     name: str, suites: dict[str, Path], tmp_path: Path
 ) -> None:
-    result = run(suites[name], agent="builtin:gold-replay", trials=1, store=str(tmp_path / "s.db"))
+    result = run(
+        suites[name], agent="builtin:gold-replay", trials=1, split="all", store=str(tmp_path / "s.db")
+    )
     rewards = {r.task_id: r.reward for r in result.results}
     assert len(rewards) == COUNTS[name]
     failed = {t for t, r in rewards.items() if r != 1}

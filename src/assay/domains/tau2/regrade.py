@@ -387,6 +387,7 @@ async def regrade_tau2_async(
             agent=f"recorded:{model}",
             user="replay",
             trials=trials,
+            split="all",  # every recorded simulation, holdout (tau2's test split) included
             store=st,
             run_id=run_id,
             concurrency=concurrency,
