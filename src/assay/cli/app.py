@@ -58,6 +58,13 @@ def terminate_as_interrupt() -> Iterator[None]:
     does: what finished is kept and the run is marked interrupted."""
 
     def interrupt(signum: int, frame: Any) -> None:
+        # Hand the signal to the SIGINT handler: inside ``asyncio.run`` that cancels the
+        # main task (which then marks the run interrupted) instead of raising
+        # KeyboardInterrupt in whichever task happens to run.
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler) and handler is not interrupt:
+            handler(signal.SIGINT, frame)
+            return
         raise KeyboardInterrupt
 
     try:

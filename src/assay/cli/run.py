@@ -204,7 +204,16 @@ def _run(spec: RunSpec, as_json: bool) -> None:
 
 
 def _resume(run_id: str, retry: bool, options: dict[str, Any], as_json: bool) -> None:
-    allowed = {"store", "concurrency", "executor", "ray_address", "model_option", "judge_option"}
+    allowed = {
+        "store",
+        "concurrency",
+        "executor",
+        "ray_address",
+        "model_option",
+        "judge_option",
+        "check_models",
+        "breaker",
+    }
     extra = [flag for flag in given({k: v for k, v in options.items() if k not in allowed})]
     if extra:
         raise AssayError(f"{extra[0]} cannot be given with --resume: a resumed run keeps its own spec")
@@ -226,6 +235,8 @@ def _resume(run_id: str, retry: bool, options: dict[str, Any], as_json: bool) ->
             executor=executor,
             progress=p.result,
             on_start=p.start,
+            check_models=options.get("check_models"),
+            breaker=options.get("breaker"),
         )
 
     if info.status == "finished" and not retry and not as_json:

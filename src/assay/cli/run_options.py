@@ -66,6 +66,18 @@ RUN_OPTIONS: list[tuple[str, Any, tuple[str, ...], str]] = [
     ("record", str | None, ("--record",), "Record every model exchange to this cassette file."),
     ("replay", str | None, ("--replay",), "Replay model exchanges from this cassette file."),
     ("concurrency", int | None, ("--concurrency", "-j"), "Trials running at once (default 8)."),
+    (
+        "check_models",
+        bool | None,
+        ("--check-models/--no-check-models",),
+        "Probe every model endpoint before the first trial (default on).",
+    ),
+    (
+        "breaker",
+        int | None,
+        ("--breaker",),
+        "Stop the run after N trials in a row failed on the model endpoint (default 3; 0: never).",
+    ),
     ("executor", str | None, ("--executor",), "Where trials run: local (asyncio) or ray (docs/scale.md)."),
     (
         "ray_address",

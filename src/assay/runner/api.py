@@ -20,9 +20,11 @@ from ..metrics.frame import FrameExtras, TrialFrame
 from ..metrics.summary import RunSummary, summarize_run
 from ..store.store import Store, now_iso
 from ..suites.loaded import LoadedSuite
+from .breaker import Breaker
 from .executor import Executor
 from .orchestrator import RunContext, TrialJob
 from .plan import plan_trials
+from .preflight import check_models as check_models_of
 from .provenance import git_commit, new_run_id, versions
 from .ray_executor import make_executor
 from .resolve import Resolved, TaskSource, load_source, make_spec, resolve, task_source
@@ -190,6 +192,7 @@ async def run_async(
         source = str(suite.path or suite.name) if isinstance(suite, LoadedSuite) else str(suite)
         spec = make_spec(source, **fields)
     resolved = resolve(spec, loaded)
+    await check_models_of(resolved.spec)  # a missing key or a dead endpoint: fail now, store nothing
     st = store if isinstance(store, Store) else Store(store if store is not None else spec.store)
     info, metas = _new_info(resolved, st)
     st.create_run(info, metas)
@@ -209,13 +212,16 @@ async def resume_async(
     executor: Executor | None = None,
     progress: Progress | None = None,
     on_start: Callable[[RunInfo], None] | None = None,
+    check_models: bool | None = None,
+    breaker: int | None = None,
 ) -> Run:
     """Continue a stored run with its own suite, configuration, seed and plan: its
     missing trials run, and its harness-error trials run again (their failed attempts
     are kept in the store). A run that finished with every planned trial is left as it
     is unless ``retry_errors`` (then its harness-error trials run again).
     ``secrets`` gives again the credential options the store did not keep
-    (``{"model_options": {"api_key": ...}, "judge_options": {...}}``)."""
+    (``{"model_options": {"api_key": ...}, "judge_options": {...}}``); ``check_models``
+    and ``breaker`` override the stored spec's (how the run is carried out)."""
     st = store if isinstance(store, Store) else Store(store)
     info = st.get_run(run_id)
     loaded, _ = load_source(info.suite_source)
@@ -228,6 +234,9 @@ async def resume_async(
     if info.status == "finished" and complete and not retry_errors:
         return Run.load(run_id, st)  # nothing to resume (harness errors: retry_errors=True)
     spec = _with_secrets(info.spec, secrets or {})
+    carried = {"check_models": check_models, "breaker": breaker}
+    spec = spec.model_copy(update={k: v for k, v in carried.items() if v is not None})
+    await check_models_of(spec)
     st.retry_errors(run_id)
     done = st.completed_keys(run_id)
     st.set_status(run_id, "running")
@@ -285,11 +294,17 @@ async def _execute(
 
     runner = executor or make_executor(spec.executor, spec.concurrency, spec.ray_address)
     writer = TrialWriter(st, on_written=written)
+    breaker = Breaker(spec.breaker, info.run_id)
+
+    def finished_trial(result: TrialResult) -> None:
+        writer.add(result)
+        breaker.see(result)  # an endpoint that stays down stops the run here
+
     flusher = asyncio.create_task(writer.run())
     cassette = _cassette(spec)
     try:
         with use_cassette(cassette):
-            await runner.execute(jobs, writer.add)
+            await runner.execute(jobs, finished_trial)
     except BaseException:
         writer.close()  # what finished is kept
         st.set_status(info.run_id, "interrupted")

@@ -39,7 +39,8 @@ from ..errors import AssayError, HarnessError
 from ..graders.base import GraderSettings
 from ..graders.process import process_metrics
 from ..graders.registry import build_grader, grade_trial
-from ..llm.errors import BudgetExceeded, ModelUnavailable
+from ..llm.deadline import TrialClock, use_clock
+from ..llm.errors import BudgetExceeded, ModelRequestRejected, ModelUnavailable
 from ..llm.meter import CallRecord, Meter, use_meter
 from ..users.llm import simulator_errors
 from ..users.simulator import STOP_TOKENS, UserContext, UserSimulator
@@ -78,8 +79,30 @@ class TrialJob:
 
 
 class _Stop(Exception):
-    def __init__(self, termination: Termination, error: str | None = None, root_cause: str | None = None):
+    def __init__(
+        self,
+        termination: Termination,
+        error: str | None = None,
+        root_cause: str | None = None,
+        category: str | None = None,
+    ):
         self.termination, self.error, self.root_cause = termination, error, root_cause
+        self.category = category
+
+
+#: Error categories of trials that ended because a model call failed (root cause MODEL).
+MODEL_UNAVAILABLE = "model_unavailable"
+MODEL_REJECTED = "model_rejected"
+#: Statuses that reject one request, not the endpoint (a context too long, a bad field).
+REQUEST_SPECIFIC = frozenset({400, 413, 422})
+
+
+def model_category(exc: ModelUnavailable) -> str:
+    """``model_rejected`` when the endpoint refused this one request (400, 413, 422),
+    else ``model_unavailable`` (retries exhausted, no answer in time, key refused...)."""
+    if isinstance(exc, ModelRequestRejected) and exc.status_code in REQUEST_SPECIFIC:
+        return MODEL_REJECTED
+    return MODEL_UNAVAILABLE
 
 
 @lru_cache(maxsize=64)
@@ -92,7 +115,7 @@ def _classify(exc: BaseException, where: str) -> _Stop:
     if isinstance(exc, AssayError):  # a usage error (e.g. a cassette that does not match): stop the run
         raise exc
     if isinstance(exc, ModelUnavailable):
-        return _Stop("harness_error", f"model unavailable: {exc}", "MODEL")
+        return _Stop("harness_error", f"model unavailable: {exc}", "MODEL", model_category(exc))
     if isinstance(exc, HarnessError):
         return _Stop("harness_error", f"{type(exc).__name__}: {exc}", getattr(exc, "root_cause", "HARNESS"))
     if isinstance(exc, BudgetExceeded):
@@ -232,6 +255,8 @@ class _Trial:
     termination: Termination = "harness_error"
     error: str | None = None
     root_cause: str | None = None
+    category: str | None = None
+    clock: TrialClock | None = None
 
 
 async def run_trial(job: TrialJob) -> TrialResult:
@@ -241,12 +266,14 @@ async def run_trial(job: TrialJob) -> TrialResult:
     tracer = Tracer(job.task.id)
     meter = Meter(on_record=lambda record: _llm_span(tracer, record, started.timestamp()))
     trial = _Trial(job, started, tracer, meter, prompt_version=job.run.config.prompt_version)
+    trial.clock = TrialClock(job.limits.timeout_s)
     try:
         await _play(trial)
     except _Stop as stop:
         trial.termination, trial.error, trial.root_cause = stop.termination, stop.error, stop.root_cause
+        trial.category = stop.category
     except (asyncio.TimeoutError, TimeoutError):
-        trial.termination, trial.error = "timeout", f"trial exceeded {job.limits.timeout_s:g} s"
+        _timed_out(trial)
     except AssayError:
         raise
     except Exception as exc:  # a bug of the harness itself: record it, keep the run going
@@ -298,7 +325,23 @@ async def _play(trial: _Trial) -> None:
         )
     )
     trial.conv = _Conversation(job, env, agent, user, trial.tracer, trial.meter)
-    await _within(trial.conv.run(), job.limits.timeout_s)
+    await _within(trial.conv.run(), job.limits.timeout_s, trial.clock)
+
+
+def _timed_out(trial: _Trial) -> None:
+    """The time limit ended the trial: the agent's timeout, unless a model call was
+    in flight (failing, waiting to retry, or unanswered): then the model's."""
+    limit = trial.job.limits.timeout_s
+    clock = trial.clock
+    busy = clock.busy() if clock is not None else None
+    if busy is None:
+        trial.termination, trial.error = "timeout", f"trial exceeded {limit:g} s"
+        return
+    extra = f" (+{clock.extended_s:.3g} s lost to the model)" if clock and clock.extended_s else ""
+    trial.termination, trial.root_cause, trial.category = "harness_error", "MODEL", MODEL_UNAVAILABLE
+    trial.error = (
+        f"model unavailable: the trial's time limit ({limit:g} s{extra}) ran out waiting on the {busy}"
+    )
 
 
 def _outcome(trial: _Trial) -> Outcome:
@@ -360,6 +403,7 @@ def _result(
 ) -> TrialResult:
     job, task, run = trial.job, trial.job.task, trial.job.run
     reward, category, root_cause = _verdict(trial, transcript, grades)
+    category = category or trial.category
     return TrialResult(
         run_id=run.run_id,
         task_id=task.id,
@@ -391,15 +435,21 @@ def _result(
     )
 
 
-async def _within(coro: Any, seconds: float) -> None:
+async def _within(coro: Any, seconds: float, clock: TrialClock | None = None) -> None:
     """Run ``coro`` with a deadline, in the current task when the runtime allows it
-    (``asyncio.timeout``, Python 3.11+) rather than in a new one."""
+    (``asyncio.timeout``, Python 3.11+) rather than in a new one. Model calls inside
+    see ``clock``: their waits on a failing endpoint push the deadline back, and their
+    requests time out before it (see :mod:`assay.llm.deadline`)."""
+    clock = clock or TrialClock(seconds)
     timeout = getattr(asyncio, "timeout", None)
-    if timeout is None:  # Python 3.10
-        await asyncio.wait_for(coro, seconds)
-        return
-    async with timeout(seconds):
-        await coro
+    with use_clock(clock):
+        if timeout is None:  # Python 3.10: a fixed deadline
+            clock.bind(None)
+            await asyncio.wait_for(coro, seconds)
+            return
+        async with timeout(seconds) as t:
+            clock.bind(t)
+            await coro
 
 
 def _llm_span(tracer: Tracer, record: CallRecord, epoch: float) -> None:
@@ -414,6 +464,7 @@ def _llm_span(tracer: Tracer, record: CallRecord, epoch: float) -> None:
         cache_read_tokens=u.cache_read_tokens if u else None,
         cost_usd=record.cost_usd,
         retries=record.retries,
+        waited_s=round(record.waited_s, 3) if record.waited_s else None,
         cached=record.cached,
         source=record.source,
         ttft_s=record.ttft_s,
