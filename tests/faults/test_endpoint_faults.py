@@ -193,7 +193,7 @@ def _dead_url() -> str:
 
 def test_a_dead_endpoint_fails_before_the_first_trial_and_stores_nothing(tmp_path: Path) -> None:
     store = tmp_path / "s.db"
-    with pytest.raises(EndpointUnreachable, match="agent openai:scripted at .*cannot be reached"):
+    with pytest.raises(EndpointUnreachable, match=r"agent openai:scripted at .*cannot be reached"):
         assay.run(
             "retail",
             agent="openai:scripted",
@@ -222,13 +222,13 @@ def test_a_dead_endpoint_with_checks_off_is_stopped_by_the_breaker(tmp_path: Pat
     assert len(st.load_results("dead")) == 3
 
 
-def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
     return subprocess.run(
         [sys.executable, "-m", "assay", *args],
         capture_output=True,
         text=True,
-        env={**base, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT), **(env or {})},
+        env={**base, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT)},
         timeout=timeout,
     )
 

@@ -15,6 +15,7 @@ from ..graders.judge import label_dimensions
 from ..graders.judge_prompt import render_transcript
 from ..store.labels import Label, LabelStore
 from .app import render
+from .security import check_token
 
 router = APIRouter()
 
@@ -89,8 +90,10 @@ async def save(
     trial_index: int = Form(...),
     verdict: str = Form(...),
     comment: str = Form(""),
+    csrf_token: str = Form(""),
 ) -> RedirectResponse:
     """Store a verdict and the per-dimension levels, then show the next trial."""
+    check_token(request, csrf_token)
     if not labeller.strip():
         raise AssayError("give your name as labeller: labels are per person")
     form = await request.form()
