@@ -60,7 +60,7 @@ def _own_names() -> set[str]:
     for name in (socket.gethostname(), socket.getfqdn()):
         names.add(name.lower())
         with contextlib.suppress(OSError):
-            names |= {info[4][0].lower() for info in socket.getaddrinfo(name, None)}
+            names |= {str(info[4][0]).lower() for info in socket.getaddrinfo(name, None)}
     return names
 
 
