@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 import typer
+from rich.markup import escape
 
 from ..errors import AssayError, HarnessError
 from . import decide as _decide  # noqa: F401  (registers its commands)
@@ -30,10 +31,10 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except AssayError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except HarnessError as exc:
-        err.print(f"[red]harness failure:[/] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[red]harness failure:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(3)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

@@ -19,8 +19,10 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
+# No emoji codes (``suite.yaml:100:`` must not print as a 💯); every string that comes
+# from input (ids, names, messages) is passed through ``rich.markup.escape``.
+out = Console(emoji=False)
+err = Console(stderr=True, emoji=False)
 
 StoreOpt = Annotated[
     str | None,

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from ..store.record import RECORD_SCHEMA, export_run, import_run
 from ..store.store import Store
@@ -30,7 +31,7 @@ def export(
         print_json({"schema": RECORD_SCHEMA, "run_id": run_id, "path": str(output), **counts})
         return
     trials, attempts = counts["trials"], counts["attempts"]
-    err.print(f"wrote {output}: run {run_id}, {trials} trials, {attempts} earlier attempts")
+    err.print(escape(f"wrote {output}: run {run_id}, {trials} trials, {attempts} earlier attempts"))
 
 
 @import_app.command("run")
@@ -51,4 +52,4 @@ def import_run_command(
     if as_json:
         print_json({"run_id": info.run_id, "status": info.status, "trials": completed, "store": st.url})
         return
-    err.print(f"imported run {info.run_id} ({info.status}, {completed} trials) into {st.url}")
+    err.print(escape(f"imported run {info.run_id} ({info.status}, {completed} trials) into {st.url}"))

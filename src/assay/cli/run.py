@@ -284,8 +284,11 @@ def validate(
 
     Example: assay validate suites/my-suite
     """
+    from ..suites.instantiate import iter_instances
+
     try:
         suite = load_suite(path)
+        strata = Counter(t.stratum for t in iter_instances(suite, 0))
     except SuiteError as exc:
         if as_json:
             print_json({"ok": False, "problems": [p.__dict__ for p in exc.problems]})
@@ -294,9 +297,6 @@ def validate(
                 print(problem)
             err.print(f"[red]{len(exc.problems)} problem(s)[/]")
         raise typer.Exit(2) from None
-    from ..suites.instantiate import iter_instances
-
-    strata = Counter(t.stratum for t in iter_instances(suite, 0))
     count = sum(strata.values())
     if as_json:
         print_json(
@@ -308,13 +308,22 @@ def validate(
                 "tasks": count,
                 "strata": dict(strata),
                 "canary": suite.canary,
+                "code": suite.code,
             }
         )
         return
     out.print(
-        f"ok: suite {suite.name} v{suite.version} (hash {suite.hash}): {count} tasks · "
-        + ", ".join(f"{k} {v}" for k, v in sorted(strata.items()))
+        escape(
+            f"ok: suite {suite.name} v{suite.version} (hash {suite.hash}): {count} tasks · "
+            + ", ".join(f"{k} {v}" for k, v in sorted(strata.items()))
+        ),
+        highlight=False,
     )
+    if suite.code:
+        out.print(
+            f"code: loading this suite imports (runs) {escape(', '.join(suite.code))} from its folder",
+            highlight=False,
+        )
     if not suite.canary:
         err.print(
             "[yellow]warning: no canary GUID; add `canary:` so leaked copies of the suite can be detected[/]"

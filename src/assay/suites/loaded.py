@@ -19,6 +19,13 @@ class LoadedSuite(Suite):
     _local_templates: dict[str, Any] = PrivateAttr(default_factory=dict)
     _where: dict[str, Any] = PrivateAttr(default_factory=dict)
     _streamed: list[tuple[Path, str]] = PrivateAttr(default_factory=list)
+    _code: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def code(self) -> list[str]:
+        """The suite's own Python modules that loading it imported (and so ran), as
+        paths relative to its folder."""
+        return list(self._code)
 
     @property
     def hash(self) -> str:
