@@ -35,12 +35,16 @@ def main() -> int:
     started = time.monotonic()
     outcomes: dict[str, Counter[str]] = {b: Counter() for b in bases}
     failures = []
+    harness = []
     slowest = slowest_cpu = 0.0
     for n, result in enumerate(fuzz(args.n, bases, args.seed, args.limit_s), start=1):
         outcomes[result.case.base][result.outcome] += 1
         steps = [result.validate] + ([result.run] if result.run else [])
         slowest = max(slowest, *(s.seconds for s in steps))
         slowest_cpu = max(slowest_cpu, *(s.cpu_seconds for s in steps))
+        if result.outcome == "run harness":
+            harness.append(result)
+            print(f"HARNESS: seed {result.case.seed} {result.case.base} {result.case.mutations}", flush=True)
         if result.failed:
             failures.append(result)
             print(

@@ -145,11 +145,14 @@ class _Builder:
 
 
 def text_problem(text: str) -> str | None:
-    """Why ``text`` cannot be stored as UTF-8 (a lone surrogate such as ``\\ud800``)."""
+    """Why ``text`` cannot be used: a lone surrogate such as ``\\ud800`` (not UTF-8) or a
+    NUL character (not allowed in file names, cut short by C libraries)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         return f"text with a lone surrogate {text[exc.start]!r} at character {exc.start} (not valid Unicode)"
+    if "\x00" in text:
+        return f"text with a NUL character at character {text.index(chr(0))}"
     return None
 
 

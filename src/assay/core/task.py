@@ -27,9 +27,10 @@ class Limits(_Strict):
     max_cost_usd: float | None = Field(None, gt=0)
 
     def merged(self, override: dict[str, Any] | None) -> Limits:
+        """These limits with ``override``'s, validated (``"1e3"`` becomes a number)."""
         if not override:
             return self
-        return self.model_copy(update=override)
+        return Limits.model_validate({**self.model_dump(), **override})
 
 
 class UserScenario(_Strict):
@@ -120,7 +121,7 @@ class Task(_Strict):
     reference: Reference = Field(default_factory=Reference)
     template: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
-    instances: int = Field(1, ge=1, le=100_000)
+    instances: int = Field(1, ge=1, le=1_000)
     metadata: dict[str, Any] = Field(default_factory=dict)
     _input_hash: str | None = PrivateAttr(default=None)
 

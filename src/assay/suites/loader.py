@@ -106,7 +106,7 @@ def inside(root: Path, path: Path) -> bool:
     """Whether ``path`` (symbolic links resolved) is inside the folder ``root``."""
     try:
         return path.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError):  # a link loop
+    except (OSError, RuntimeError, ValueError):  # a link loop, a NUL byte
         return False
 
 
@@ -153,9 +153,7 @@ class _Loaded:
         for made in instance_ids(task):
             first = self.made.get(made) or (self.seen.get(made) if made != task.id else None)
             if first is not None and first != here:
-                return (
-                    "id",
-                ), f"task id {made!r} (an instance of {task.id!r}) clashes with the task at {first}"
+                return ("id",), f"task id {made!r} (instance of {task.id!r}) clashes with the task at {first}"
             self.made[made] = here
         return None
 
@@ -256,6 +254,9 @@ def _load_suite(source: str | Path) -> LoadedSuite:
         if not path.exists():
             state.problems.append(located.problem(("task_files",), f"task file {rel} does not exist"))
             continue
+        if path.is_dir():
+            state.problems.append(located.problem(("task_files",), f"task file {rel} is a folder"))
+            continue
         if not inside(root, path):  # e.g. a symbolic link out of the folder: not hashed
             message = f"task file {rel} is outside the suite folder (a link?); copy it in"
             state.problems.append(located.problem(("task_files",), message))
@@ -352,7 +353,28 @@ def _check_task(
         concrete = instantiate_task(suite, spec, 0, 0, where=(located, prefix))
     except ProblemError as exc:
         return exc.problems
-    return _check_graders(suite, spec, concrete, located, prefix)
+    return _check_graders(suite, spec, concrete, located, prefix) + _check_world(
+        suite, spec, concrete, located, prefix
+    )
+
+
+def _check_world(
+    suite: LoadedSuite, spec: Task, task: Task, located: Located, prefix: PathKey
+) -> list[Problem]:
+    """Records written into a task must make a world the domain can build (known tables,
+    the keys the domain needs), or every trial of it would fail as a harness error."""
+    if not spec.initial_state.records:
+        return []
+    from .instantiate import DEFAULT_AS_OF
+
+    domain = get_domain(suite.domain)
+    try:
+        env = domain.environment(task, task.as_of or DEFAULT_AS_OF)
+        env.reset(task.initial_state.seed)
+    except Exception as exc:  # the domain's own message says what is wrong
+        message = f"the {domain.name} domain cannot build this task's world: {type(exc).__name__}: {exc}"
+        return [located.problem(located.written(("initial_state", "records")), message, prefix)]
+    return []
 
 
 def iter_specs(suite: LoadedSuite) -> Iterator[Task]:
