@@ -18,7 +18,9 @@ def report(failed: list[Result]) -> str:
     parts = []
     for r in failed[:5]:
         step = r.run or r.validate
-        parts.append(f"seed {r.case.seed} {r.case.base}: {r.outcome} {r.case.mutations}\n{step.output[-1500:]}")
+        parts.append(
+            f"seed {r.case.seed} {r.case.base}: {r.outcome} {r.case.mutations}\n{step.output[-1500:]}"
+        )
     return "\n\n".join(parts)
 
 
