@@ -208,7 +208,8 @@ def test_seeds_must_fit_the_store(tmp_path: Path) -> None:
         tmp_path,
         "initial_state.seed: seed 99999999999999999999 does not fit in 64 bits",
         suite_DOT_yaml=suite_yaml(
-            extra_tasks="  - {id: i, template: refund_in_window, initial_state: {seed: 99999999999999999999}}\n"
+            extra_tasks="  - {id: i, template: refund_in_window, initial_state: {seed: 99999999999999999999}}"
+            "\n"
         ),
     )
     problems_at(

@@ -123,6 +123,8 @@ class _Builder:
                         key_line, format_path(path), "a key must be a plain value, not a list or mapping"
                     )
                 key = self.scalar(key_node, path)
+                if not isinstance(key, str):  # 1:, true:, 2025-01-01: -> the text written
+                    key = str(key_node.value)
                 if key in out:
                     raise _NodeProblem(key_line, str(key), "duplicate key")
                 self.lines[(*path, key)] = key_line
@@ -141,6 +143,10 @@ class _Builder:
             problem = text_problem(value)
             if problem:
                 raise _NodeProblem(node.start_mark.line + 1, format_path(path), problem)
+        elif isinstance(value, (bytes, bytearray)):
+            raise _NodeProblem(
+                node.start_mark.line + 1, format_path(path), "binary values (!!binary) are not supported"
+            )
         return value
 
 
