@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..core.results import TrialResult
 from ..errors import HarnessError
-from .orchestrator import MODEL_REJECTED
+from .attribution import MODEL_REJECTED
 
 
 class ModelEndpointDown(HarnessError):

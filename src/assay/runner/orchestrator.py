@@ -40,11 +40,12 @@ from ..graders.base import GraderSettings
 from ..graders.process import process_metrics
 from ..graders.registry import build_grader, grade_trial
 from ..llm.deadline import TrialClock, use_clock
-from ..llm.errors import BudgetExceeded, ModelRequestRejected, ModelUnavailable
+from ..llm.errors import BudgetExceeded, ModelUnavailable
 from ..llm.meter import CallRecord, Meter, use_meter
 from ..users.llm import simulator_errors
 from ..users.simulator import STOP_TOKENS, UserContext, UserSimulator
 from ..users.specs import user_factory
+from .attribution import model_category, time_limit_end
 from .tracing import Tracer
 
 
@@ -88,21 +89,6 @@ class _Stop(Exception):
     ):
         self.termination, self.error, self.root_cause = termination, error, root_cause
         self.category = category
-
-
-#: Error categories of trials that ended because a model call failed (root cause MODEL).
-MODEL_UNAVAILABLE = "model_unavailable"
-MODEL_REJECTED = "model_rejected"
-#: Statuses that reject one request, not the endpoint (a context too long, a bad field).
-REQUEST_SPECIFIC = frozenset({400, 413, 422})
-
-
-def model_category(exc: ModelUnavailable) -> str:
-    """``model_rejected`` when the endpoint refused this one request (400, 413, 422),
-    else ``model_unavailable`` (retries exhausted, no answer in time, key refused...)."""
-    if isinstance(exc, ModelRequestRejected) and exc.status_code in REQUEST_SPECIFIC:
-        return MODEL_REJECTED
-    return MODEL_UNAVAILABLE
 
 
 @lru_cache(maxsize=64)
@@ -331,17 +317,8 @@ async def _play(trial: _Trial) -> None:
 def _timed_out(trial: _Trial) -> None:
     """The time limit ended the trial: the agent's timeout, unless a model call was
     in flight (failing, waiting to retry, or unanswered): then the model's."""
-    limit = trial.job.limits.timeout_s
-    clock = trial.clock
-    busy = clock.busy() if clock is not None else None
-    if busy is None:
-        trial.termination, trial.error = "timeout", f"trial exceeded {limit:g} s"
-        return
-    extra = f" (+{clock.extended_s:.3g} s lost to the model)" if clock and clock.extended_s else ""
-    trial.termination, trial.root_cause, trial.category = "harness_error", "MODEL", MODEL_UNAVAILABLE
-    trial.error = (
-        f"model unavailable: the trial's time limit ({limit:g} s{extra}) ran out waiting on the {busy}"
-    )
+    ended = time_limit_end(trial.job.limits.timeout_s, trial.clock)
+    trial.termination, trial.error, trial.root_cause, trial.category = ended
 
 
 def _outcome(trial: _Trial) -> Outcome:
