@@ -193,13 +193,14 @@ async def run_async(
         spec = make_spec(source, **fields)
     resolved = resolve(spec, loaded)
     await check_models_of(resolved.spec)  # a missing key or a dead endpoint: fail now, store nothing
+    cassette = _cassette(spec)  # a cassette that cannot be read: the same
     st = store if isinstance(store, Store) else Store(store if store is not None else spec.store)
     info, metas = _new_info(resolved, st)
     st.create_run(info, metas)
     del metas
     context = _context(info, resolved.spec, resolved.suite)
     jobs = _jobs(info, context, resolved.suite, resolved.tasks, set())
-    await _execute(info, spec, st, jobs, 0, executor, progress, on_start)
+    await _execute(info, spec, st, jobs, 0, executor, progress, on_start, cassette)
     return Run.load(info.run_id, st)
 
 
@@ -237,6 +238,7 @@ async def resume_async(
     carried = {"check_models": check_models, "breaker": breaker}
     spec = spec.model_copy(update={k: v for k, v in carried.items() if v is not None})
     await check_models_of(spec)
+    cassette = _cassette(spec)
     st.retry_errors(run_id)
     done = st.completed_keys(run_id)
     st.set_status(run_id, "running")
@@ -244,7 +246,7 @@ async def resume_async(
     wanted = set(info.task_ids)
     tasks = task_source(loaded, info.seed, lambda t: t.id in wanted)
     jobs = _jobs(info, _context(info, spec, loaded), loaded, tasks, done)
-    await _execute(info, spec, st, jobs, len(done), executor, progress, on_start)
+    await _execute(info, spec, st, jobs, len(done), executor, progress, on_start, cassette)
     return Run.load(run_id, st)
 
 
@@ -279,6 +281,7 @@ async def _execute(
     executor: Executor | None,
     progress: Progress | None,
     on_start: Callable[[RunInfo], None] | None,
+    cassette: Cassette | None = None,
 ) -> None:
     """Run the jobs, store each result as it ends, and set the run's status (the store
     is checkpointed, so its file alone holds the run, whatever stopped it)."""
@@ -301,7 +304,6 @@ async def _execute(
         breaker.see(result)  # an endpoint that stays down stops the run here
 
     flusher = asyncio.create_task(writer.run())
-    cassette = _cassette(spec)
     try:
         with use_cassette(cassette):
             await runner.execute(jobs, finished_trial)
