@@ -288,6 +288,7 @@ def validate(
 
     try:
         suite = load_suite(path)
+        _check_defaults(suite, path)
         strata = Counter(t.stratum for t in iter_instances(suite, 0))
     except SuiteError as exc:
         if as_json:
@@ -328,6 +329,29 @@ def validate(
         err.print(
             "[yellow]warning: no canary GUID; add `canary:` so leaked copies of the suite can be detected[/]"
         )
+
+
+def _check_defaults(suite: Any, source: str) -> None:
+    """The suite's default agent and user must be specs a run can resolve (what
+    ``assay run`` checks before anything else)."""
+    from ..agents.specs import agent_factory
+    from ..errors import Problem
+    from ..suites.loader import resolve_source
+    from ..users.specs import user_factory
+
+    problems = []
+    for name, spec, resolve in (
+        ("defaults.agent", suite.defaults.agent, agent_factory),
+        ("defaults.user", suite.defaults.user, user_factory),
+    ):
+        if spec is None:
+            continue
+        try:
+            resolve(spec)
+        except AssayError as exc:
+            problems.append(Problem(str(resolve_source(source)), None, name, str(exc)))
+    if problems:
+        raise SuiteError(problems)
 
 
 @app.command()
