@@ -124,6 +124,20 @@ def test_task_files_outside_the_folder(tmp_path: Path) -> None:
     assert code == 2 and "tasks/link.yaml is outside the suite folder" in output, output
 
 
+def test_names_the_system_refuses(tmp_path: Path) -> None:
+    long = "a" * 5000
+    problems_at(
+        tmp_path,
+        "templates",
+        suite_DOT_yaml=suite_yaml().replace("templates: templates.py", f"templates: {long}"),
+    )
+    problems_at(
+        tmp_path,
+        "task_files[0]: bad pattern",
+        suite_DOT_yaml=suite_yaml().replace("[tasks/*.yaml]", f"[{long}.yaml]"),
+    )
+
+
 def test_a_folder_where_a_file_should_be(tmp_path: Path) -> None:
     root = suite_with(tmp_path, **{"tasks__folder_DOT_yaml/": b""})
     code, output = validate(root)

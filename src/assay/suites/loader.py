@@ -102,6 +102,15 @@ def _task_files(root: Path, declared: Any, located: Located, problems: list[Prob
     return sorted(p for p in folder.rglob("*") if p.suffix in TASK_SUFFIXES and not p.is_dir())
 
 
+def _is(path: Path, test: str) -> bool:
+    """``path.exists()``, ``is_file()`` or ``is_dir()``, False for a path the system
+    refuses (a name too long, a NUL byte) instead of an exception."""
+    try:
+        return bool(getattr(path, test)())
+    except (OSError, ValueError):
+        return False
+
+
 def inside(root: Path, path: Path) -> bool:
     """Whether ``path`` (symbolic links resolved) is inside the folder ``root``."""
     try:
@@ -181,7 +190,13 @@ def task_problem(task: Task) -> tuple[PathKey, str] | None:
 def load_suite(source: str | Path) -> LoadedSuite:
     """Load and validate a suite; raise :class:`SuiteError` listing every problem."""
     with paused_gc():
-        return _load_suite(source)
+        try:
+            return _load_suite(source)
+        except OSError as exc:  # a file that cannot be read: one line, not a traceback
+            what = f"{exc.filename}: " if exc.filename else ""
+            raise SuiteError(
+                [Problem(str(source), None, "", f"cannot read {what}{exc.strerror or exc}")]
+            ) from None
 
 
 @contextmanager
@@ -251,10 +266,10 @@ def _load_suite(source: str | Path) -> LoadedSuite:
     for path in _task_files(root, data.get("task_files"), located, state.problems):
         rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
         file_display = str(path) if Path(source).exists() else f"{source}:{rel}"
-        if not path.exists():
+        if not _is(path, "exists"):
             state.problems.append(located.problem(("task_files",), f"task file {rel} does not exist"))
             continue
-        if path.is_dir():
+        if _is(path, "is_dir"):
             state.problems.append(located.problem(("task_files",), f"task file {rel} is a folder"))
             continue
         if not inside(root, path):  # e.g. a symbolic link out of the folder: not hashed
@@ -313,7 +328,7 @@ def _local_templates(
         message = f"templates module {suite.templates} must be a file inside the suite folder"
         state.problems.append(located.problem(("templates",), message))
         return {}
-    if not path.is_file() or not inside(root, path):
+    if not _is(path, "is_file") or not inside(root, path):
         if suite.templates:
             state.problems.append(
                 located.problem(("templates",), f"templates module {suite.templates} does not exist")
