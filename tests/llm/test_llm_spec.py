@@ -11,6 +11,7 @@ import pytest
 from assay.core.messages import Message
 from assay.errors import AssayError, SpecError
 from assay.llm import ChatModel, GenerateConfig, ModelUnavailable, Usage, get_model, parse_spec
+from assay.llm.errors import AdapterError
 
 
 def test_parse_spec() -> None:
@@ -99,6 +100,9 @@ async def test_litellm_provider_with_a_stub_module(monkeypatch: pytest.MonkeyPat
     assert s.text == "hello" and s.ttft_s is not None and s.usage is not None
 
     fake.fail_first = ValueError("a bug, not an outage")
-    with pytest.raises(ValueError):  # unknown errors propagate untouched
+    calls = len(fake.calls)
+    with pytest.raises(AdapterError) as exc:  # unknown errors: the harness's, not retried
         await model.complete([Message("user", "bug")], [], GenerateConfig())
-    assert not isinstance(ValueError("x"), ModelUnavailable)
+    assert isinstance(exc.value.__cause__, ValueError) and "a bug, not an outage" in str(exc.value)
+    assert not isinstance(exc.value, ModelUnavailable) and exc.value.root_cause == "HARNESS"
+    assert len(fake.calls) == calls + 1

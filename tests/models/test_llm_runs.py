@@ -245,6 +245,7 @@ def test_trials_lost_to_a_down_endpoint_run_again_on_resume(pricing: str, tmp_pa
             run_id="flaky-endpoint",
             concurrency=1,
             model_options={"max_retries": 0},
+            breaker=0,  # three failures in a row would stop the run (tests/faults)
         )
         excluded = first.summary().excluded
         assert excluded.by_root_cause == {"MODEL": 3} and excluded.by_termination == {"harness_error": 3}

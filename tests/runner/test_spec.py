@@ -50,6 +50,8 @@ EXAMPLES: dict[str, tuple[list[str], dict[str, Any]]] = {
     "record": (["--record", "tape.jsonl"], {"record": "tape.jsonl"}),
     "replay": (["--replay", "tape.jsonl"], {"replay": "tape.jsonl"}),
     "concurrency": (["-j", "3"], {"concurrency": 3}),
+    "check_models": (["--no-check-models"], {"check_models": False}),
+    "breaker": (["--breaker", "5"], {"breaker": 5}),
     "unsafe_no_sandbox": (["--unsafe-no-sandbox"], {"unsafe_no_sandbox": True}),
     "executor": (["--executor", "ray"], {"executor": "ray"}),
     "ray_address": (

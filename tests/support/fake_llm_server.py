@@ -19,9 +19,13 @@ Faults: ``server.schedule("429", None, "500", ...)`` applies one fault per reque
 order (None = serve normally); ``fault_rate``/``fault_seed``/``fault_kinds`` inject faults
 at random (seeded); ``server.down = True`` answers every request with 503. Kinds: ``429``
 (with ``Retry-After``), any other status code (``500``, ``503``, ``400``, ...), ``slow``
-(sleeps ``slow_s`` before answering, for client timeouts) and ``drop`` (closes the
-connection without an answer). Counters: ``request_count`` (every HTTP request, faulted or
-not), ``served``, ``faults``, ``requests`` (path + JSON of each), ``bodies`` (the raw
+(sleeps ``slow_s`` before answering, for client timeouts), ``drop`` (closes the
+connection without an answer), ``hang`` (no answer until the server stops, or ``hang_s``),
+``malformed`` (HTTP 200 with truncated JSON) and ``wrong_shape`` (HTTP 200 with valid JSON
+that is not a completion); the last two in SSE when the request streams.
+``server.down = "hang"`` (or any kind) makes every request fail that way.
+Counters: ``request_count`` (every HTTP request, faulted or not), ``served``, ``faults``,
+``requests`` (path + JSON of each), ``bodies`` (the raw
 bytes of each body, as the client sent them) and ``headers`` (lower-cased, of each).
 
 Model behaviour (for ``assay probe``): ``latency=LatencyProfile(ttft_s, jitter_s, seed)`` adds a
@@ -94,7 +98,7 @@ __all__ = [
 
 @dataclass
 class Fault:
-    kind: str  # "429" | another status code ("500", "400", ...) | "slow" | "drop"
+    kind: str  # "429", a status ("500"...), "slow", "drop", "hang", "malformed", "wrong_shape"
     retry_after: float | None = None
     slow_s: float | None = None
     rate_limit: bool = False
@@ -168,6 +172,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no route {self.path}"}})
             return
         fault = owner._count(path, body, api, dict(self.headers.items()), raw)
+        self.body = body
         try:
             if fault is not None and self._fault(fault, api):
                 return
@@ -220,9 +225,40 @@ class _RequestHandler(BaseHTTPRequestHandler):
         elif fault.kind == "slow":
             owner._stop.wait(fault.slow_s if fault.slow_s is not None else owner.slow_s)
             return False
+        elif fault.kind == "hang":  # no answer at all until the server stops (or hang_s)
+            owner._stop.wait(fault.slow_s if fault.slow_s is not None else owner.hang_s)
+            self.close_connection = True
+        elif fault.kind in ("malformed", "wrong_shape"):
+            self._bad_200(fault.kind, api)
         else:
             raise ValueError(f"unknown fault kind {fault.kind!r}")
         return True
+
+    def _bad_200(self, kind: str, api: str) -> None:
+        """HTTP 200 whose body is not a completion: truncated JSON (``malformed``) or
+        valid JSON of another shape (``wrong_shape``), in the form the client asked for."""
+        streamed = bool(getattr(self, "body", {}).get("stream"))
+        if kind == "malformed":
+            text = '{"id": "chatcmpl_bad", "choices": [{"index": 0, "message": {"content": "trunc'
+        else:
+            text = json.dumps({"status": "ok", "result": {"answer": "not a completion"}})
+        if streamed:
+            self._sse_start()
+            if api == "anthropic":
+                self._sse(text, "message_start")
+            else:
+                self._sse(text)
+                self._sse("[DONE]")
+            return
+        data = text.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+        self.close_connection = True
 
     def _pause(self, seconds: float) -> None:
         if seconds > 0:
@@ -436,6 +472,7 @@ class FakeLLMServer:
         fault_seed: int = 0,
         fault_kinds: Iterable[str | Fault] = ("429", "500", "slow"),
         slow_s: float = 2.0,
+        hang_s: float = 3600.0,
         retry_after: float | None = 0.01,
         latency: LatencyProfile | None = None,
         tokens_per_s: float | None = None,
@@ -474,8 +511,9 @@ class FakeLLMServer:
         self.fault_rate = fault_rate
         self.fault_kinds = [k if isinstance(k, Fault) else Fault(k) for k in fault_kinds]
         self.slow_s = slow_s
+        self.hang_s = hang_s
         self.retry_after = retry_after
-        self.down = False
+        self.down: bool | str = False
         self._rng = random.Random(fault_seed)
         self._schedule: deque[Fault | None] = deque()
         self._lock = threading.Lock()
@@ -566,7 +604,7 @@ class FakeLLMServer:
                 return None
             fault: Fault | None = None
             if self.down:
-                fault = Fault("503")
+                fault = Fault(self.down if isinstance(self.down, str) else "503")
             elif self._schedule:
                 fault = self._schedule.popleft()
             elif self.fault_rate and self._rng.random() < self.fault_rate:

@@ -68,8 +68,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     cls=LazyGroup,
 )
-out = Console()
-err = Console(stderr=True)
+# No emoji codes (``suite.yaml:100:`` must not print as a 💯); every string that comes
+# from input (ids, names, messages) is passed through ``rich.markup.escape``.
+out = Console(emoji=False)
+err = Console(stderr=True, emoji=False)
 
 
 def version_callback(value: bool) -> None:
@@ -131,6 +133,13 @@ def terminate_as_interrupt() -> Iterator[None]:
     does: what finished is kept and the run is marked interrupted."""
 
     def interrupt(signum: int, frame: Any) -> None:
+        # Hand the signal to the SIGINT handler: inside ``asyncio.run`` that cancels the
+        # main task (which then marks the run interrupted) instead of raising
+        # KeyboardInterrupt in whichever task happens to run.
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler) and handler is not interrupt:
+            handler(signal.SIGINT, frame)
+            return
         raise KeyboardInterrupt
 
     try:

@@ -7,6 +7,7 @@ from typing import Annotated, cast
 
 import typer
 from rich.markdown import Markdown
+from rich.markup import escape
 
 from ..compare import MatchBy, TaskOutcome, compare_runs
 from ..compare.planning import plan as make_plan
@@ -34,7 +35,7 @@ def write_text(path: Path, text: str, what: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise AssayError(f"cannot write the {what} to {path}: {exc.strerror or exc}") from None
-    err.print(f"{what} written to {path}")
+    err.print(escape(f"{what} written to {path}"))
 
 
 def show_markdown(markdown: str) -> None:
@@ -126,7 +127,7 @@ def gate(
             write_junit(junit, run, verdict)
         except OSError as exc:
             raise AssayError(f"cannot write the JUnit XML to {junit}: {exc.strerror or exc}") from None
-        err.print(f"JUnit XML written to {junit}")
+        err.print(escape(f"JUnit XML written to {junit}"))
     if markdown is not None:
         write_text(markdown, text, "gate summary")
     if as_json:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from .app import app
 from .app import out as out_console
@@ -39,7 +40,7 @@ def import_humaneval_command(
     from ..domains.code.humaneval import import_humaneval
 
     suite_file = import_humaneval(out, limit=limit, timeout_s=timeout_s)
-    out_console.print(f"wrote {suite_file} (run it: assay run {out})")
+    out_console.print(escape(f"wrote {suite_file} (run it: assay run {out})"))
 
 
 @import_app.command("tau2")

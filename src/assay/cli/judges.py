@@ -9,6 +9,7 @@ import math
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.prompt import Prompt
 from rich.table import Table
@@ -150,11 +151,11 @@ def label(
         for lb in rows:
             lb.labeller = lb.labeller or who
         n = labels.add(run_id, [lb for lb in rows if task is None or lb.task_id == task])
-        err.print(f"imported {n} label(s) into run {run_id}")
+        err.print(escape(f"imported {n} label(s) into run {run_id}"))
     if export is not None:
         rows = labels.list(run_id, task_id=task, grader=grader)
         n = write_jsonl(export, rows)
-        err.print(f"exported {n} label(s) of run {run_id} to {export}")
+        err.print(escape(f"exported {n} label(s) of run {run_id} to {export}"))
     if import_ is not None or export is not None:
         return
     results = [r for r in st.load_results(run_id, task) if r.reward is not None or r.grades]
@@ -172,7 +173,7 @@ def label(
     else:
         graders = sorted({g.grader for r in results for g in r.grades if is_judge_kind(g.kind)}) or [""]
     n = _label_interactively(st, run_id, results, graders, who, dimensions, relabel)
-    err.print(f"saved {n} label(s) by {who}")
+    err.print(escape(f"saved {n} label(s) by {who}"))
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:

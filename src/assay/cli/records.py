@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from ..store.record import RECORD_SCHEMA, export_run, import_run
 from ..store.store import Store
@@ -38,7 +39,7 @@ def export(
         )
         return
     trials, attempts = counts["trials"], counts["attempts"]
-    err.print(f"wrote {output}: run {run_id}, {trials} trials, {attempts} earlier attempts")
+    err.print(escape(f"wrote {output}: run {run_id}, {trials} trials, {attempts} earlier attempts"))
 
 
 @import_app.command("run")
@@ -67,4 +68,4 @@ def import_run_command(
             }
         )
         return
-    err.print(f"imported run {info.run_id} ({info.status}, {completed} trials) into {st.url}")
+    err.print(escape(f"imported run {info.run_id} ({info.status}, {completed} trials) into {st.url}"))

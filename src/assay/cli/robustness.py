@@ -6,6 +6,7 @@ import asyncio
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ..core.spec import RunSpec
@@ -77,7 +78,7 @@ def render_robustness(report: dict[str, Any]) -> None:
         f"{kind} {_num(c['recovery_rate'], 2)} of {c['trials']}" for kind, c in rec["by_kind"].items()
     )
     if kinds:
-        out.print(f"recovery by fault kind: {kinds}")
+        out.print(escape(f"recovery by fault kind: {kinds}"))
     out.print(
         f"retries: {retries['retried']} of {retries['faults']} faulted calls retried "
         f"({retries['retry_succeeded']} went through)"
@@ -129,7 +130,7 @@ def _robustness(spec: RunSpec, as_json: bool) -> None:
         runs = []
         for label, chosen in (("without faults", base_spec), ("with faults", faulted_spec)):
             if not as_json:
-                err.print(f"running {resolved.suite.name} {label}...")
+                err.print(escape(f"running {resolved.suite.name} {label}..."))
             runs.append(await api.run_async(chosen, store=st, executor=runner))
         return runs[0], runs[1]
 

@@ -222,7 +222,16 @@ def _run(spec: RunSpec, as_json: bool) -> None:
 
 
 def _resume(run_id: str, retry: bool, options: dict[str, Any], as_json: bool) -> None:
-    allowed = {"store", "concurrency", "executor", "ray_address", "model_option", "judge_option"}
+    allowed = {
+        "store",
+        "concurrency",
+        "executor",
+        "ray_address",
+        "model_option",
+        "judge_option",
+        "check_models",
+        "breaker",
+    }
     extra = [flag for flag in given({k: v for k, v in options.items() if k not in allowed})]
     if extra:
         raise AssayError(f"{extra[0]} cannot be given with --resume: a resumed run keeps its own spec")
@@ -244,6 +253,8 @@ def _resume(run_id: str, retry: bool, options: dict[str, Any], as_json: bool) ->
             executor=executor,
             progress=p.result,
             on_start=p.start,
+            check_models=options.get("check_models"),
+            breaker=options.get("breaker"),
         )
 
     if info.status == "finished" and not retry and not as_json:
@@ -294,8 +305,12 @@ def validate(
 
     Example: assay validate suites/my-suite
     """
+    from ..suites.instantiate import iter_instances
+
     try:
         suite = load_suite(path)
+        _check_defaults(suite, path)
+        strata = Counter(t.stratum for t in iter_instances(suite, 0))
     except SuiteError as exc:
         if as_json:
             print_json(
@@ -306,9 +321,6 @@ def validate(
                 print(problem)
             err.print(f"[red]{len(exc.problems)} problem(s)[/]")
         raise typer.Exit(2) from None
-    from ..suites.instantiate import iter_instances
-
-    strata = Counter(t.stratum for t in iter_instances(suite, 0))
     count = sum(strata.values())
     if as_json:
         print_json(
@@ -326,15 +338,44 @@ def validate(
         )
         return
     out.print(
-        f"ok: suite {suite.name} v{suite.version} (hash {suite.hash}): {count} tasks · "
-        + ", ".join(f"{k} {v}" for k, v in sorted(strata.items()))
+        escape(
+            f"ok: suite {suite.name} v{suite.version} (hash {suite.hash}): {count} tasks · "
+            + ", ".join(f"{k} {v}" for k, v in sorted(strata.items()))
+        ),
+        highlight=False,
     )
     if suite.imported_modules:
-        out.print("imports (loading the suite runs this code): " + ", ".join(suite.imported_modules))
+        out.print(
+            escape("imports (loading the suite runs this code): " + ", ".join(suite.imported_modules)),
+            highlight=False,
+        )
     if not suite.canary:
         err.print(
             "[yellow]warning: no canary GUID; add `canary:` so leaked copies of the suite can be detected[/]"
         )
+
+
+def _check_defaults(suite: Any, source: str) -> None:
+    """The suite's default agent and user must be specs a run can resolve (what
+    ``assay run`` checks before anything else)."""
+    from ..agents.specs import agent_factory
+    from ..errors import Problem
+    from ..suites.loader import resolve_source
+    from ..users.specs import user_factory
+
+    problems = []
+    for name, spec, resolve in (
+        ("defaults.agent", suite.defaults.agent, agent_factory),
+        ("defaults.user", suite.defaults.user, user_factory),
+    ):
+        if spec is None:
+            continue
+        try:
+            resolve(spec)
+        except AssayError as exc:
+            problems.append(Problem(str(resolve_source(source)), None, name, str(exc)))
+    if problems:
+        raise SuiteError(problems)
 
 
 @app.command()

@@ -95,6 +95,18 @@ RUN_OPTIONS: list[tuple[str, Any, tuple[str, ...], str]] = [
         "Run untrusted code (code tasks) on the host, without the sandbox (docs/code.md).",
     ),
     ("concurrency", int | None, ("--concurrency", "-j"), "Trials running at once (default 8)."),
+    (
+        "check_models",
+        bool | None,
+        ("--check-models/--no-check-models",),
+        "Probe every model endpoint before the first trial (default on).",
+    ),
+    (
+        "breaker",
+        int | None,
+        ("--breaker",),
+        "Stop the run after N trials in a row failed on the model endpoint (default 3; 0: never).",
+    ),
     ("executor", str | None, ("--executor",), "Where trials run: local (asyncio) or ray (docs/scale.md)."),
     (
         "ray_address",

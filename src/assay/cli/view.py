@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from ..errors import AssayError
 from .app import StoreOpt, app, err
@@ -35,5 +36,5 @@ def view(
             f"assay view needs the view extra ({exc.name} is missing): pip install 'assay[view]'"
         ) from None
     if host not in ("127.0.0.1", "localhost", "::1"):
-        err.print(f"[yellow]warning: binding {host}: anyone who can reach it can read your runs[/]")
+        err.print(f"[yellow]warning: binding {escape(host)}: anyone who can reach it can read your runs[/]")
     serve(store=store, host=host, port=port, votes=votes)

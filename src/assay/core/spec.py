@@ -93,6 +93,11 @@ class RunSpec(_Strict):
     unsafe_no_sandbox: bool = False
     """Run untrusted code (code tasks) on the host, without the bubblewrap sandbox."""
     concurrency: int = Field(8, ge=1, le=10_000)
+    check_models: bool = True
+    """Probe every model endpoint (agent, user, judges) before the first trial."""
+    breaker: int = Field(3, ge=0, le=10_000)
+    """Stop the run after this many trials in a row ended because the model endpoint
+    failed (0: never); the trials not run stay missing, for ``--resume``."""
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None
     store: str | None = None

@@ -38,9 +38,10 @@ class Limits(_Strict):
     max_cost_usd: float | None = Field(None, gt=0)
 
     def merged(self, override: dict[str, Any] | None) -> Limits:
+        """These limits with ``override``'s, validated (``"1e3"`` becomes a number)."""
         if not override:
             return self
-        return self.model_copy(update=override)
+        return Limits.model_validate({**self.model_dump(), **override})
 
 
 class Action(_Strict):

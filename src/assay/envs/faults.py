@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ..core.hashing import canonical_json, derive_seed, stable_hash
 from ..core.messages import ToolSpec
-from ..core.sources import ProblemError, parse_yaml
+from ..core.sources import ProblemError, parse_yaml, read_text
 from ..errors import AssayError
 from .environment import Environment
 from .state import Snapshot, State
@@ -372,9 +372,7 @@ def load_fault_plan(
     if isinstance(source, str) and not (path.suffix in (".yaml", ".yml", ".json") or path.is_file()):
         return parse_fault_spec(source)
     try:
-        data, located = parse_yaml(path.read_text(), str(path))
-    except OSError as exc:
-        raise FaultSpecError(f"{path}: cannot read the fault plan ({exc.strerror})") from None
+        data, located = parse_yaml(read_text(path, str(path)), str(path))
     except ProblemError as exc:
         raise FaultSpecError(str(exc.problems[0])) from None
     prefix: tuple[Any, ...] = ()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..core.sources import Located, ProblemError, parse_yaml
+from ..core.sources import Located, ProblemError, parse_yaml, read_text
 from ..core.task import Task
 from ..errors import AssayError, Problem
 
@@ -42,6 +42,15 @@ def resolve_file(ref: str, task: Task | None = None) -> Path:
             return folder / path
     looked = ", ".join(str(d) for d in dirs)
     raise GraderFileError([Problem(ref, None, "", f"file not found (looked in {looked})")])
+
+
+def read_located(path: Path, file: str) -> tuple[Any, Located]:
+    """Read and parse a grader's YAML/JSON file (not UTF-8, too large, a folder...:
+    GraderFileError with the line)."""
+    try:
+        return parse_located(read_text(path, file), file)
+    except ProblemError as exc:
+        raise GraderFileError(exc.problems) from None
 
 
 def parse_located(text: str, file: str) -> tuple[Any, Located]:

@@ -22,7 +22,7 @@ from ..core.hashing import stable_hash
 from ..core.sources import Located, validation_problems
 from ..core.task import Task
 from ..errors import Problem
-from .files import GraderFileError, parse_located, resolve_file
+from .files import GraderFileError, read_located, resolve_file
 
 WeightClass = Literal["essential", "important", "optional", "pitfall", "veto"]
 LooksAt = Literal["text", "image", "audio"]
@@ -302,6 +302,6 @@ def load_rubric(source: str | Path | dict[str, Any], task: Task | None = None) -
     path = resolve_file(str(source), task)
     key = (str(path.resolve()), path.stat().st_mtime)
     if key not in _CACHE:
-        data, located = parse_located(path.read_text(encoding="utf-8"), str(source))
+        data, located = read_located(path, str(source))
         _CACHE[key] = parse_rubric(data, str(source), located)
     return _CACHE[key]

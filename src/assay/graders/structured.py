@@ -21,7 +21,7 @@ from ..core.task import Task
 from ..core.transcript import Transcript
 from ..errors import AssayError, Problem
 from .base import Grader, Params, PathKey
-from .files import GraderFileError, parse_located, resolve_file
+from .files import GraderFileError, read_located, resolve_file
 from .matching import values_equal
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
@@ -167,7 +167,7 @@ def load_schema(ref: dict[str, Any] | str, task: Task | None) -> dict[str, Any]:
     if isinstance(ref, dict):
         return ref
     path = resolve_file(ref, task)
-    data, _ = parse_located(path.read_text(encoding="utf-8"), ref)
+    data, _ = read_located(path, ref)
     if not isinstance(data, dict):
         raise GraderFileError([Problem(ref, None, "", "a JSON Schema must be an object")])
     problem = schema_problems(data)

@@ -7,10 +7,14 @@ Imports only the standard library, third-party packages, ``assay.core`` and
 
 from .cache import DEFAULT_CACHE_PATH, ResponseCache, default_cache_path, open_cache
 from .cassette import Cassette, current_cassette, use_cassette
+from .deadline import TrialClock, current_clock, use_clock
 from .errors import (
+    AdapterError,
     BudgetExceeded,
     CassetteError,
     CassetteMiss,
+    EndpointUnreachable,
+    MalformedResponse,
     ModelRequestRejected,
     ModelUnavailable,
 )
@@ -32,6 +36,7 @@ __all__ = [
     "DEFAULT_CACHE_PATH",
     "PRICING_ENV",
     "PROVIDERS",
+    "AdapterError",
     "BudgetExceeded",
     "CallRecord",
     "Cassette",
@@ -39,11 +44,13 @@ __all__ = [
     "CassetteMiss",
     "ChatModel",
     "Completion",
+    "EndpointUnreachable",
     "GenerateConfig",
     "LLMModel",
     "LimitSettings",
     "Limiter",
     "MalformedOutput",
+    "MalformedResponse",
     "Meter",
     "ModelRequestRejected",
     "ModelUnavailable",
@@ -53,9 +60,11 @@ __all__ = [
     "RetryPolicy",
     "TokenBucket",
     "Totals",
+    "TrialClock",
     "Usage",
     "classify",
     "current_cassette",
+    "current_clock",
     "current_meter",
     "current_role",
     "default_cache_path",
@@ -69,5 +78,6 @@ __all__ = [
     "request_hash",
     "shared_model",
     "use_cassette",
+    "use_clock",
     "use_meter",
 ]

@@ -10,10 +10,10 @@ from typing import Any
 from assay.core.messages import Media, Message, ToolSpec
 from assay.errors import SpecError
 
-from .errors import UnsupportedInput
+from .errors import MalformedResponse, UnsupportedInput
 from .media import check_media_roles
 from .provider import PerLoopClients, as_dict, split_known, stream_observer
-from .types import GenerateConfig, RawResult, Usage, build_tool_calls
+from .types import GenerateConfig, RawResult, Usage, build_tool_calls, shape_checked
 
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 NO_KEY = "not-needed"
@@ -119,10 +119,15 @@ def _finish(reason: str | None) -> str | None:
     return None if reason is None else FINISH_REASONS.get(reason, reason)
 
 
+@shape_checked
 def parse_anthropic_response(d: dict[str, Any]) -> RawResult:
     texts: list[str] = []
     parts: list[tuple[str, str, Any]] = []
-    for block in d.get("content") or []:
+    if not isinstance(d.get("content"), list):
+        raise MalformedResponse(
+            f"no content in the answer (keys: {', '.join(sorted(map(str, d))) or 'none'})"
+        )
+    for block in d["content"]:
         if block.get("type") == "text":
             texts.append(block.get("text") or "")
         elif block.get("type") == "tool_use":
@@ -147,6 +152,7 @@ class AnthropicStream:
         self.stop_reason: str | None = None
         self.model = ""
 
+    @shape_checked
     def add(self, ev: dict[str, Any]) -> bool:
         """Add an event; True when it carried generated tokens."""
         kind = ev.get("type")
@@ -185,7 +191,10 @@ class AnthropicStream:
                 self.usage = merged
         return False
 
+    @shape_checked
     def result(self, ttft_s: float | None) -> RawResult:
+        if self.stop_reason is None and not self.blocks:
+            raise MalformedResponse("the stream ended without an answer")
         texts: list[str] = []
         parts: list[tuple[str, str, Any]] = []
         for _, b in sorted(self.blocks.items()):

@@ -48,6 +48,8 @@ class Cassette:
             lines = self.path.read_text(encoding="utf-8").splitlines()
         except OSError as exc:
             raise CassetteError(f"{self.path}: cannot read cassette ({exc.strerror})") from None
+        except UnicodeDecodeError:
+            raise CassetteError(f"{self.path}: not a cassette (not UTF-8 text)") from None
         for lineno, line in enumerate(lines, 1):
             if not line.strip():
                 continue

@@ -39,6 +39,24 @@ class UnsupportedInput(ModelRequestRejected):
         self.modality = modality
 
 
+class MalformedResponse(Exception):
+    """The endpoint answered HTTP 200 with a body that is not a completion (truncated or
+    invalid JSON, JSON of another shape, a stream that carried no answer). Retried like a
+    transient failure; when it persists the call raises :class:`ModelUnavailable`."""
+
+
+class AdapterError(HarnessError):
+    """A provider adapter failed on an endpoint's answer in a way it does not know (a bug
+    of assay's, or an answer nothing anticipated): the harness's fault, never the agent's."""
+
+    root_cause = "HARNESS"
+
+
+class EndpointUnreachable(HarnessError):
+    """A model endpoint could not be reached (or did not answer) when checked before the
+    first trial: the run does not start (exit code 3) and nothing is stored."""
+
+
 class BudgetExceeded(Exception):
     """A trial spent more tokens or money than its limit (termination ``budget``)."""
 

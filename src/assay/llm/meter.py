@@ -26,7 +26,9 @@ class CallRecord:
     cost of the original call: what this configuration costs, not what this run paid.
     ``latency_s`` is the successful request's duration; ``started_at``/``ended_at`` are
     wall-clock epoch seconds around the whole call, backoff included. ``error`` is set
-    (and the call raised) when the call failed for good."""
+    (and the call raised) when the call failed for good. ``waited_s`` is the time the
+    call lost to the endpoint's failures (failed attempts, backoff, ``Retry-After``) and
+    to the rate limits: the model's time, not the agent's."""
 
     role: str
     model: str
@@ -45,6 +47,7 @@ class CallRecord:
     """The system prompt the call was made with (the same object the caller passed)."""
     tools: tuple[ToolSpec, ...] = ()
     """The tool definitions the call was made with."""
+    waited_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

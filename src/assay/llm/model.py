@@ -10,16 +10,18 @@ from typing import Any
 
 from assay.core.hashing import canonical_json, stable_hash
 from assay.core.messages import Message, ToolSpec
+from assay.errors import AssayError
 
 from .cache import ResponseCache
 from .cassette import Cassette, current_cassette
-from .errors import ModelRequestRejected, ModelUnavailable
+from .deadline import CallState, TrialClock, current_clock, tracked
+from .errors import AdapterError, ModelRequestRejected, ModelUnavailable
 from .limits import Clock, Limiter, LimitSettings, shared_limiter
 from .media import keyed_request
 from .meter import CallRecord, CallSource, current_meter, current_role
 from .pricing import Pricing, PricingTable, default_pricing
 from .provider import Provider
-from .retry import RetryPolicy, classify
+from .retry import Failure, RetryPolicy, classify
 from .types import Completion, GenerateConfig, RawResult
 
 
@@ -62,8 +64,10 @@ class LLMModel:
         retry: RetryPolicy | None = None,
         limiter: Limiter | None = None,
         clock: Clock | None = None,
+        request_timeout_s: float | None = None,
     ):
         self.provider = provider
+        self.request_timeout_s = request_timeout_s
         self.cache = cache
         self.cassette = cassette
         self.role = role
@@ -125,17 +129,18 @@ class LLMModel:
 
         key = stable_hash({"request": rhash, "endpoint": self.provider.endpoint}, 32)
         hit = self.cache.get(key) if self.cache is not None else None
+        waited = 0.0
         if hit is not None:
             completion = dataclasses.replace(hit, cached=True, retries=0)
             source: CallSource = "cache"
         else:
-            completion = await self._call(request, rhash, config, role, started, prompt)
+            completion, waited = await self._call(request, rhash, config, role, started, prompt)
             source = "network"
             if self.cache is not None:
                 self.cache.put(key, completion)
         if cassette is not None:
             cassette.record(rhash, completion, provider=self.provider.name, model=self.model, request=keyed)
-        self._meter(role, completion, started, source, prompt)
+        self._meter(role, completion, started, source, prompt, waited)
         return completion
 
     async def _call(
@@ -146,37 +151,73 @@ class LLMModel:
         role: str,
         started: float,
         prompt: _Prompt | None = None,
-    ) -> Completion:
+    ) -> tuple[Completion, float]:
+        clock = current_clock()
+        with tracked(clock, self.spec, role) as state:
+            return await self._attempts(request, rhash, config, role, started, prompt, clock, state)
+
+    async def _attempts(
+        self,
+        request: dict[str, Any],
+        rhash: str,
+        config: GenerateConfig,
+        role: str,
+        started: float,
+        prompt: _Prompt | None,
+        clock: TrialClock | None,
+        state: CallState,
+    ) -> tuple[Completion, float]:
+        """Send ``request`` until it is answered or the retry policy (or the trial's
+        time) gives up. Time lost to the endpoint's failures and to the rate limits
+        pushes the trial's deadline back (``clock``): it is the model's, not the agent's."""
         limiter = self._limiter_now()
         estimate = len(canonical_json(request)) // 4
         retries = 0
+        waited = 0.0
         while True:
+            queued = time.monotonic()
+            state.state = "queued"
             async with limiter.slot(estimate):
+                lost = time.monotonic() - queued
+                if clock is not None:
+                    clock.extend(lost)
+                waited += lost
+                timeout, capped = self._timeout(config, clock)
+                state.state, state.attempts = "requesting", state.attempts + 1
                 t0 = time.perf_counter()
                 try:
-                    raw = await self.provider.send(request, stream=config.stream, timeout=config.timeout_s)
+                    if capped and timeout is not None and timeout <= 0:
+                        raise TimeoutError("no time left in the trial for a request")
+                    raw = await self.provider.send(request, stream=config.stream, timeout=timeout)
                     latency = time.perf_counter() - t0
                     failure = None
                 except Exception as exc:
                     failure = classify(exc)
                     if failure is None:
-                        self._fail(role, rhash, started, retries, f"{type(exc).__name__}: {exc}", prompt)
-                        raise
-                    if not failure.retryable or retries >= self.retry.max_retries:
-                        attempts = retries + 1
-                        self._fail(role, rhash, started, retries, failure.message, prompt)
-                        kind = ModelUnavailable if failure.retryable else ModelRequestRejected
-                        reason = "gave up" if failure.retryable else "request rejected"
-                        raise kind(
-                            f"{self.spec} at {self.provider.endpoint}: {reason} after "
-                            f"{attempts} attempt(s): {failure.message}",
-                            model=self.spec,
-                            attempts=attempts,
-                            status_code=failure.status_code,
+                        self._fail(
+                            role, rhash, started, retries, f"{type(exc).__name__}: {exc}", prompt, waited
+                        )
+                        if isinstance(exc, AssayError):
+                            raise
+                        raise AdapterError(
+                            f"{self.spec} at {self.provider.endpoint}: the {self.provider.name} adapter "
+                            f"failed on the endpoint's answer: {type(exc).__name__}: {exc}"
                         ) from exc
+                    out_of_time = capped and failure.timed_out
+                    if not failure.retryable or retries >= self.retry.max_retries or out_of_time:
+                        self._fail(role, rhash, started, retries, failure.message, prompt, waited)
+                        raise self._give_up(failure, retries, timeout if out_of_time else None) from exc
+                    state.last_error = failure.message
             if failure is None:
                 break
-            await self.retry.sleep(self.retry.delay(retries, failure.retry_after))
+            # The failed attempt and the wait before the next are the endpoint's time.
+            delay = self.retry.delay(retries, failure.retry_after)
+            lost = (time.perf_counter() - t0) + delay
+            waited += lost
+            if clock is not None:
+                clock.extend(lost)
+            state.state = "waiting"
+            await self.retry.sleep(delay)
             retries += 1
         limiter.settle(estimate, raw.usage.total_tokens if raw.usage else None)
         return Completion(
@@ -192,10 +233,47 @@ class LLMModel:
             cached=False,
             retries=retries,
             malformed=raw.malformed,
+        ), waited
+
+    def _timeout(self, config: GenerateConfig, clock: TrialClock | None) -> tuple[float | None, bool]:
+        """A request's timeout: the config's (capped by the model's ``timeout_s`` option),
+        and no later than the trial's remaining time (then the flag is True)."""
+        configured = config.timeout_s
+        if self.request_timeout_s is not None:
+            configured = (
+                self.request_timeout_s if configured is None else min(configured, self.request_timeout_s)
+            )
+        if clock is None:
+            return configured, False
+        return clock.request_timeout(configured)
+
+    def _give_up(self, failure: Failure, retries: int, cut_at: float | None) -> ModelUnavailable:
+        attempts = retries + 1
+        where = f"{self.spec} at {self.provider.endpoint}"
+        if cut_at is not None:
+            return ModelUnavailable(
+                f"{where}: no answer within the trial's remaining {cut_at:.3g} s "
+                f"(attempt {attempts}; {failure.message})",
+                model=self.spec,
+                attempts=attempts,
+            )
+        kind = ModelUnavailable if failure.retryable else ModelRequestRejected
+        reason = "gave up" if failure.retryable else "request rejected"
+        return kind(
+            f"{where}: {reason} after {attempts} attempt(s): {failure.message}",
+            model=self.spec,
+            attempts=attempts,
+            status_code=failure.status_code,
         )
 
     def _meter(
-        self, role: str, c: Completion, started: float, source: CallSource, prompt: _Prompt | None = None
+        self,
+        role: str,
+        c: Completion,
+        started: float,
+        source: CallSource,
+        prompt: _Prompt | None = None,
+        waited: float = 0.0,
     ) -> None:
         meter = current_meter()
         if meter is None:
@@ -216,11 +294,19 @@ class LLMModel:
                 request_hash=c.request_hash,
                 system_prompt=prompt.system if prompt else None,
                 tools=prompt.tools if prompt else (),
+                waited_s=waited,
             )
         )
 
     def _fail(
-        self, role: str, rhash: str, started: float, retries: int, error: str, prompt: _Prompt | None = None
+        self,
+        role: str,
+        rhash: str,
+        started: float,
+        retries: int,
+        error: str,
+        prompt: _Prompt | None = None,
+        waited: float = 0.0,
     ) -> None:
         meter = current_meter()
         if meter is None:
@@ -241,6 +327,7 @@ class LLMModel:
                 request_hash=rhash,
                 system_prompt=prompt.system if prompt else None,
                 tools=prompt.tools if prompt else (),
+                waited_s=waited,
             )
         )
 

@@ -11,9 +11,10 @@ from typing import Any
 from assay.core.messages import Media, Message, ToolSpec
 from assay.errors import SpecError
 
+from .errors import MalformedResponse
 from .media import OPENAI_AUDIO_FORMATS, check_media_roles
 from .provider import PerLoopClients, as_dict, split_known, stream_observer
-from .types import GenerateConfig, RawResult, Usage, build_tool_calls
+from .types import GenerateConfig, RawResult, Usage, build_tool_calls, shape_checked
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Placeholder key for self-hosted servers that ignore it (vLLM, Ollama, llama.cpp).
@@ -91,10 +92,17 @@ def _text_of(content: Any) -> str:
     return "".join(p.get("text") or "" for p in content if isinstance(p, dict))
 
 
+@shape_checked
 def parse_openai_response(d: dict[str, Any]) -> RawResult:
-    choices = d.get("choices") or [{}]
-    choice = choices[0] or {}
-    msg = choice.get("message") or {}
+    choices = d.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise MalformedResponse(
+            f"no choices in the answer (keys: {', '.join(sorted(map(str, d))) or 'none'})"
+        )
+    choice = choices[0]
+    msg = choice.get("message")
+    if not isinstance(msg, dict):
+        raise MalformedResponse("choices[0] has no message")
     parts = []
     for i, tc in enumerate(msg.get("tool_calls") or []):
         fn = tc.get("function") or {}
@@ -121,6 +129,7 @@ class OpenAIStream:
         self.usage: Usage | None = None
         self.model = ""
 
+    @shape_checked
     def add(self, chunk: dict[str, Any]) -> bool:
         """Add a chunk; True when it carried generated tokens."""
         got = False
@@ -169,7 +178,10 @@ class OpenAIStream:
             return max(self.calls, default=-1) + 1
         return max(self.calls)
 
+    @shape_checked
     def result(self, ttft_s: float | None) -> RawResult:
+        if self.finish_reason is None and not self.text and not self.calls:
+            raise MalformedResponse("the stream ended without an answer")
         parts = [
             (s["id"] or f"call_{i}", s["name"], "".join(s["args"])) for i, s in sorted(self.calls.items())
         ]

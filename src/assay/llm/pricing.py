@@ -78,9 +78,11 @@ def _load_file(path: str | Path) -> dict[str, Pricing]:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError(f"{p}: cannot read pricing file ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{p}: the pricing file is not UTF-8 text") from None
     try:
         data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, RecursionError) as exc:
         raise SpecError(f"{p}: invalid YAML ({exc})") from None
     return parse_pricing(data, str(p))
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from .errors import MalformedResponse
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 # Exception class names (anywhere in the MRO) that mean "the request did not get through".
@@ -38,6 +41,8 @@ class Failure:
     status_code: int | None
     retry_after: float | None
     message: str
+    timed_out: bool = False
+    """The request got no answer within its timeout."""
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
@@ -77,13 +82,18 @@ def classify(exc: BaseException) -> Failure | None:
     names = {k.__name__ for k in type(exc).__mro__}
     module = type(exc).__module__.split(".")[0]
     message = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, MalformedResponse):
+        return Failure(True, None, None, f"malformed answer: {exc}")
+    if isinstance(exc, json.JSONDecodeError):  # an HTTP 200 whose body is not JSON
+        return Failure(True, None, None, f"malformed answer: the body is not valid JSON ({exc})")
     if status is not None:
         retryable = status in RETRYABLE_STATUS or status >= 500
         if should in ("true", "false"):
             retryable = should == "true"
         return Failure(retryable, status, retry_after, message)
     if names & _TRANSIENT_NAMES or isinstance(exc, (ConnectionError, TimeoutError)):
-        return Failure(True, None, retry_after, message)
+        timed_out = isinstance(exc, TimeoutError) or any("Timeout" in n for n in names)
+        return Failure(True, None, retry_after, message, timed_out)
     if module in _SDK_MODULES:
         return Failure(False, None, None, message)
     return None

@@ -45,6 +45,7 @@ _OPTIONS = {
     "backoff_base_s": "first backoff (default 0.5 s)",
     "backoff_max_s": "largest backoff (default 30 s)",
     "max_retry_after_s": "largest Retry-After honoured (default 120 s)",
+    "timeout_s": "largest per-request timeout in seconds (caps the config's timeout_s, default 120)",
     "jitter_seed": "seed of the backoff jitter RNG",
     "rng": "a random.Random for the backoff jitter",
     "sleep": "async sleep function (tests)",
@@ -92,6 +93,42 @@ def _pricing_of(pricing: Any) -> Pricing | PricingTable | None:
     raise SpecError(f"pricing option: expected a Pricing, PricingTable or path, not {pricing!r}")
 
 
+def _positive(spec: str, name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise SpecError(f"model {spec!r}: option {name} must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+#: Numeric options: (smallest value, whether it must be an integer, strictly above it).
+_NUMBERS: dict[str, tuple[float, bool, bool]] = {
+    "max_retries": (0, True, False),
+    "backoff_base_s": (0, False, False),
+    "backoff_max_s": (0, False, False),
+    "max_retry_after_s": (0, False, False),
+    "max_concurrency": (0, True, True),
+    "rpm": (0, False, True),
+    "tpm": (0, False, True),
+}
+
+
+def _check_numbers(spec: str, options: dict[str, Any]) -> None:
+    """Numeric options must be numbers in range (a SpecError naming the option, not a
+    TypeError in the middle of a trial)."""
+    for name, (low, integer, strict) in _NUMBERS.items():
+        value = options.get(name)
+        if value is None:
+            continue
+        kind = int if integer else (int, float)
+        ok = isinstance(value, kind) and not isinstance(value, bool)
+        ok = ok and (value > low if strict else value >= low)
+        if not ok:
+            what = "an integer" if integer else "a number"
+            bound = f"{'above' if strict else 'at least'} {low:g}"
+            raise SpecError(f"model {spec!r}: option {name} must be {what} {bound}, not {value!r}")
+
+
 def get_model(spec: str, **options: Any) -> LLMModel:
     """Build the chat model of ``spec`` (``openai:MODEL``, ``anthropic:MODEL``,
     ``litellm:MODEL``). Options are listed in ``docs/models.md``; unknown ones raise
@@ -124,6 +161,7 @@ def get_model(spec: str, **options: Any) -> LLMModel:
 
         provider = LiteLLMProvider(model, base_url=base_url, api_key=api_key)
 
+    _check_numbers(spec, o)
     rng = o.get("rng") or random.Random(o.get("jitter_seed"))
     retry = RetryPolicy(rng=rng)
     for field, opt in (
@@ -145,6 +183,7 @@ def get_model(spec: str, **options: Any) -> LLMModel:
         limits=limits,
         retry=retry,
         clock=o.get("clock"),
+        request_timeout_s=_positive(spec, "timeout_s", o.get("timeout_s")),
     )
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from assay.core.messages import Message, ToolCall
+
+from .errors import MalformedResponse
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,3 +209,23 @@ class RawResult:
     ttft_s: float | None = None
     latency_s: float | None = None
     """Request sent → answer complete, measured by the adapter (client set-up excluded)."""
+
+
+_R = TypeVar("_R")
+
+
+def shape_checked(parse: Callable[..., _R]) -> Callable[..., _R]:
+    """Wrap a parser of an endpoint's answer: an answer of an unexpected shape (a
+    TypeError, KeyError... in the parser) raises :class:`MalformedResponse`, the
+    endpoint's fault, retried like a transient failure."""
+
+    @functools.wraps(parse)
+    def checked(*args: Any, **kwargs: Any) -> _R:
+        try:
+            return parse(*args, **kwargs)
+        except MalformedResponse:
+            raise
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+            raise MalformedResponse(f"unexpected shape ({type(exc).__name__}: {exc})") from None
+
+    return checked

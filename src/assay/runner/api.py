@@ -29,9 +29,11 @@ from ..store.evidence import load_checks, write_checks
 from ..store.holdout import holdout_tasks, log_holdout
 from ..store.store import Store, now_iso
 from ..suites.loaded import LoadedSuite
+from .breaker import Breaker
 from .executor import Executor
 from .orchestrator import RunContext, TrialJob
 from .plan import plan_trials
+from .preflight import check_models as check_models_of
 from .provenance import git_commit, new_run_id, versions
 from .ray_executor import make_executor
 from .resolve import Resolved, TaskSource, load_source, make_spec, resolve, task_source
@@ -207,6 +209,8 @@ async def run_async(
         source = str(suite.path or suite.name) if isinstance(suite, LoadedSuite) else str(suite)
         spec = make_spec(source, **fields)
     resolved = resolve(spec, loaded)
+    await check_models_of(resolved.spec)  # a missing key or a dead endpoint: fail now, store nothing
+    cassette = _cassette(spec)  # a cassette that cannot be read: the same
     st = store if isinstance(store, Store) else Store(store if store is not None else spec.store)
     info, metas = _new_info(resolved, st)
     st.create_run(info, metas)
@@ -215,7 +219,7 @@ async def run_async(
     del metas
     context = _context(info, resolved.spec, resolved.suite)
     jobs = _jobs(info, context, resolved.suite, resolved.tasks, set())
-    await _execute(info, spec, st, jobs, 0, executor, progress, on_start)
+    await _execute(info, spec, st, jobs, 0, executor, progress, on_start, cassette)
     return Run.load(info.run_id, st)
 
 
@@ -228,13 +232,16 @@ async def resume_async(
     executor: Executor | None = None,
     progress: Progress | None = None,
     on_start: Callable[[RunInfo], None] | None = None,
+    check_models: bool | None = None,
+    breaker: int | None = None,
 ) -> Run:
     """Continue a stored run with its own suite, configuration, seed and plan: its
     missing trials run, and its harness-error trials run again (their failed attempts
     are kept in the store). A run that finished with every planned trial is left as it
     is unless ``retry_errors`` (then its harness-error trials run again).
     ``secrets`` gives again the credential options the store did not keep
-    (``{"model_options": {"api_key": ...}, "judge_options": {...}}``)."""
+    (``{"model_options": {"api_key": ...}, "judge_options": {...}}``); ``check_models``
+    and ``breaker`` override the stored spec's (how the run is carried out)."""
     st = store if isinstance(store, Store) else Store(store)
     run_id = st.resolve(run_id)
     info = st.get_run(run_id)
@@ -248,6 +255,10 @@ async def resume_async(
     if info.status == "finished" and complete and not retry_errors:
         return Run.load(run_id, st)  # nothing to resume (harness errors: retry_errors=True)
     spec = _with_secrets(info.spec, secrets or {})
+    carried = {"check_models": check_models, "breaker": breaker}
+    spec = spec.model_copy(update={k: v for k, v in carried.items() if v is not None})
+    await check_models_of(spec)
+    cassette = _cassette(spec)
     st.retry_errors(run_id)
     done = st.completed_keys(run_id)
     st.set_status(run_id, "running")
@@ -261,7 +272,7 @@ async def resume_async(
         checks,
     )
     jobs = _jobs(info, _context(info, spec, loaded), loaded, tasks, done)
-    await _execute(info, spec, st, jobs, len(done), executor, progress, on_start)
+    await _execute(info, spec, st, jobs, len(done), executor, progress, on_start, cassette)
     return Run.load(run_id, st)
 
 
@@ -317,6 +328,7 @@ async def _execute(
     executor: Executor | None,
     progress: Progress | None,
     on_start: Callable[[RunInfo], None] | None,
+    cassette: Cassette | None = None,
 ) -> None:
     """Run the jobs, store each result as it ends, and set the run's status (the store
     is checkpointed, so its file alone holds the run, whatever stopped it)."""
@@ -336,11 +348,16 @@ async def _execute(
 
     runner = executor or make_executor(spec.executor, spec.concurrency, spec.ray_address)
     writer = TrialWriter(st, on_written=written)
+    breaker = Breaker(spec.breaker, info.run_id)
+
+    def finished_trial(result: TrialResult) -> None:
+        writer.add(result)
+        breaker.see(result)  # an endpoint that stays down stops the run here
+
     flusher = asyncio.create_task(writer.run())
-    cassette = _cassette(spec)
     try:
         with use_cassette(cassette), _sandbox_choice(spec.unsafe_no_sandbox):
-            await runner.execute(jobs, writer.add)
+            await runner.execute(jobs, finished_trial)
     except BaseException:
         writer.close()  # what finished is kept
         st.set_status(info.run_id, "interrupted")

@@ -19,7 +19,8 @@ class Executor(Protocol):
 
 class LocalExecutor:
     """``concurrency`` asyncio workers pulling jobs from one iterator: memory stays
-    flat however many trials are planned."""
+    flat however many trials are planned. When one raises (a usage error, the run's
+    breaker), the others are cancelled: their trials stay missing, for a resume."""
 
     def __init__(self, concurrency: int = 8, run: Callable[[TrialJob], Awaitable[TrialResult]] = run_trial):
         if concurrency < 1:
@@ -34,4 +35,10 @@ class LocalExecutor:
             for job in iterator:
                 on_result(await self._run(job))
 
-        await asyncio.gather(*(worker() for _ in range(self.concurrency)))
+        workers = [asyncio.ensure_future(worker()) for _ in range(self.concurrency)]
+        try:
+            await asyncio.gather(*workers)
+        finally:  # one worker failed (or the run was cancelled): stop the others too
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)

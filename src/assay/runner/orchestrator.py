@@ -41,12 +41,14 @@ from ..errors import AssayError, HarnessError
 from ..graders.base import GraderSettings
 from ..graders.process import process_metrics
 from ..graders.registry import build_grader, grade_trial
+from ..llm.deadline import TrialClock, use_clock
 from ..llm.errors import BudgetExceeded, ModelUnavailable
 from ..llm.meter import CallRecord, Meter, use_meter
 from ..llm.spec import PROVIDERS
 from ..users.llm import simulator_errors
 from ..users.simulator import STOP_TOKENS, UserContext, UserSimulator
 from ..users.specs import user_factory
+from .attribution import model_category, time_limit_end
 from .prompts import PromptSnapshots
 from .scrubbing import scrub_trial
 from .tracing import Tracer
@@ -99,8 +101,15 @@ def history_messages(task: Task) -> list[Message]:
 
 
 class _Stop(Exception):
-    def __init__(self, termination: Termination, error: str | None = None, root_cause: str | None = None):
+    def __init__(
+        self,
+        termination: Termination,
+        error: str | None = None,
+        root_cause: str | None = None,
+        category: str | None = None,
+    ):
         self.termination, self.error, self.root_cause = termination, error, root_cause
+        self.category = category
 
 
 @lru_cache(maxsize=64)
@@ -113,7 +122,7 @@ def _classify(exc: BaseException, where: str) -> _Stop:
     if isinstance(exc, AssayError):  # a usage error (e.g. a cassette that does not match): stop the run
         raise exc
     if isinstance(exc, ModelUnavailable):
-        return _Stop("harness_error", f"model unavailable: {exc}", "MODEL")
+        return _Stop("harness_error", f"model unavailable: {exc}", "MODEL", model_category(exc))
     if isinstance(exc, HarnessError):
         return _Stop("harness_error", f"{type(exc).__name__}: {exc}", getattr(exc, "root_cause", "HARNESS"))
     if isinstance(exc, BudgetExceeded):
@@ -300,6 +309,8 @@ class _Trial:
     termination: Termination = "harness_error"
     error: str | None = None
     root_cause: str | None = None
+    category: str | None = None
+    clock: TrialClock | None = None
 
 
 async def run_trial(job: TrialJob) -> TrialResult:
@@ -310,12 +321,14 @@ async def run_trial(job: TrialJob) -> TrialResult:
     prompts = PromptSnapshots()
     meter = Meter(on_record=lambda record: _llm_span(tracer, record, started.timestamp(), prompts))
     trial = _Trial(job, started, tracer, meter, prompt_version=job.run.config.prompt_version, prompts=prompts)
+    trial.clock = TrialClock(job.limits.timeout_s)
     try:
         await _play(trial)
     except _Stop as stop:
         trial.termination, trial.error, trial.root_cause = stop.termination, stop.error, stop.root_cause
+        trial.category = stop.category
     except (asyncio.TimeoutError, TimeoutError):
-        trial.termination, trial.error = "timeout", f"trial exceeded {job.limits.timeout_s:g} s"
+        _timed_out(trial)
     except AssayError:
         raise
     except Exception as exc:  # a bug of the harness itself: record it, keep the run going
@@ -380,7 +393,14 @@ async def _play(trial: _Trial) -> None:
     )
     trial.prompts.declare("user", user)
     trial.conv = _Conversation(job, env, agent, user, trial.tracer, trial.meter)
-    await _within(trial.conv.run(), job.limits.timeout_s)
+    await _within(trial.conv.run(), job.limits.timeout_s, trial.clock)
+
+
+def _timed_out(trial: _Trial) -> None:
+    """The time limit ended the trial: the agent's timeout, unless a model call was
+    in flight (failing, waiting to retry, or unanswered): then the model's."""
+    ended = time_limit_end(trial.job.limits.timeout_s, trial.clock)
+    trial.termination, trial.error, trial.root_cause, trial.category = ended
 
 
 def _outcome(trial: _Trial) -> Outcome:
@@ -443,6 +463,7 @@ def _result(
 ) -> TrialResult:
     job, task, run = trial.job, trial.job.task, trial.job.run
     reward, category, root_cause = _verdict(trial, transcript, grades)
+    category = category or trial.category
     return TrialResult(
         run_id=run.run_id,
         task_id=task.id,
@@ -474,15 +495,21 @@ def _result(
     )
 
 
-async def _within(coro: Any, seconds: float) -> None:
+async def _within(coro: Any, seconds: float, clock: TrialClock | None = None) -> None:
     """Run ``coro`` with a deadline, in the current task when the runtime allows it
-    (``asyncio.timeout``, Python 3.11+) rather than in a new one."""
+    (``asyncio.timeout``, Python 3.11+) rather than in a new one. Model calls inside
+    see ``clock``: their waits on a failing endpoint push the deadline back, and their
+    requests time out before it (see :mod:`assay.llm.deadline`)."""
+    clock = clock or TrialClock(seconds)
     timeout = getattr(asyncio, "timeout", None)
-    if timeout is None:  # Python 3.10
-        await asyncio.wait_for(coro, seconds)
-        return
-    async with timeout(seconds):
-        await coro
+    with use_clock(clock):
+        if timeout is None:  # Python 3.10: a fixed deadline
+            clock.bind(None)
+            await asyncio.wait_for(coro, seconds)
+            return
+        async with timeout(seconds) as t:
+            clock.bind(t)
+            await coro
 
 
 def _llm_span(tracer: Tracer, record: CallRecord, epoch: float, prompts: PromptSnapshots) -> None:
@@ -497,6 +524,7 @@ def _llm_span(tracer: Tracer, record: CallRecord, epoch: float, prompts: PromptS
         cache_read_tokens=u.cache_read_tokens if u else None,
         cost_usd=record.cost_usd,
         retries=record.retries,
+        waited_s=round(record.waited_s, 3) if record.waited_s else None,
         cached=record.cached,
         source=record.source,
         ttft_s=record.ttft_s,

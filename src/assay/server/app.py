@@ -25,6 +25,7 @@ from ..errors import AssayError, RunNotFound
 from ..report.html import configure
 from ..store import Store
 from .data import RunCache
+from .security import HostAndOriginGuard, new_token, trusted_hosts
 
 _STATIC = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -59,7 +60,9 @@ def templates() -> jinja2.Environment:
 def render(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
     """Render a viewer template with the navigation of the app."""
     env: jinja2.Environment = request.app.state.templates
-    html = env.get_template(name).render(request=request, nav=request.app.state.nav, **context)
+    html = env.get_template(name).render(
+        request=request, nav=request.app.state.nav, csrf_token=request.app.state.csrf_token, **context
+    )
     return HTMLResponse(html, status_code=status_code)
 
 
@@ -91,8 +94,14 @@ def create_app(
     votes: str | Path | None = None,
     pages: Sequence[Page] = (),
     poll_seconds: float = 2.0,
+    host: str | None = None,
+    allowed_hosts: Sequence[str] = (),
 ) -> FastAPI:
-    """The viewer over ``store``; ``votes`` (a votes file) feeds the ranking page."""
+    """The viewer over ``store``; ``votes`` (a votes file) feeds the ranking page.
+
+    It answers only to 127.0.0.1, localhost and ::1, plus ``host`` (the address it
+    listens on) and ``allowed_hosts``, and refuses cross-origin writes (see
+    :mod:`assay.server.security`)."""
     from . import api, badcase_page, compare_pages, label_page, rank_page
     from . import pages as run_pages
 
@@ -104,6 +113,12 @@ def create_app(
     app.state.templates = templates()
     app.state.poll_ms = int(poll_seconds * 1000)
     app.state.nav = []
+    app.state.csrf_token = new_token()
+    app.add_middleware(
+        HostAndOriginGuard,
+        allowed_hosts=trusted_hosts(host, allowed_hosts),
+        token=lambda: app.state.csrf_token,
+    )
     threading.Thread(target=_warm_up, daemon=True).start()
 
     @app.exception_handler(RunNotFound)
@@ -142,7 +157,7 @@ def serve(
     import uvicorn
 
     _check_bindable(host, port)
-    app = create_app(store, votes=votes)
+    app = create_app(store, votes=votes, host=host)
     print(f"assay view: http://{host}:{port}/  (Ctrl+C to stop)", flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 

@@ -17,6 +17,7 @@ from ..graders.judge_prompt import render_transcript
 from ..graders.registry import is_judge_kind
 from ..store.labels import Label, LabelStore
 from .app import render
+from .security import check_token
 
 router = APIRouter()
 
@@ -100,8 +101,10 @@ async def save(
     trial_index: int = Form(...),
     verdict: str = Form(...),
     comment: str = Form(""),
+    csrf_token: str = Form(""),
 ) -> RedirectResponse:
     """Store a verdict and the per-dimension levels, then show the next trial."""
+    check_token(request, csrf_token)
     if not labeller.strip():
         raise AssayError("give your name as labeller: labels are per person")
     form = await request.form()

@@ -70,7 +70,7 @@ def instantiate_task(
     )
     try:
         produced = dict(fn(ctx))
-    except Exception as exc:  # the template itself failed: locate it, never crash
+    except (Exception, SystemExit) as exc:  # the template itself failed: locate it, never crash
         raise ProblemError(
             [located.problem(("template",), f"template {spec.template!r} failed: {exc!r}", prefix)]
         ) from None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +15,15 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..core.registry import Registry
-from ..core.sources import Located, PathKey, ProblemError, iter_documents, parse_yaml, validation_problems
+from ..core.sources import (
+    Located,
+    PathKey,
+    ProblemError,
+    iter_documents,
+    parse_yaml,
+    read_text,
+    validation_problems,
+)
 from ..core.task import DomainSource, Task
 from ..envs.local import LocalDomainRef, SuiteDomainError, load_local_domain
 from ..envs.registry import DOMAINS, get_domain
@@ -33,8 +42,8 @@ def resolve_source(source: str | Path) -> Path:
     path = Path(source)
     if path.is_dir():
         path = path / "suite.yaml"
-        if not path.exists():
-            raise SuiteError([Problem(str(source), None, "", "folder has no suite.yaml")])
+        if not path.is_file():
+            raise SuiteError([Problem(str(source), None, "", "folder has no suite.yaml file")])
         return path
     if path.is_file():
         return path
@@ -67,15 +76,48 @@ def _task_entries(data: Any, located: Located) -> Iterator[tuple[Any, Located, P
         yield data, located, prefix
 
 
-def _task_files(root: Path, declared: list[str] | None) -> list[Path]:
+def _task_files(root: Path, declared: Any, located: Located, problems: list[Problem]) -> list[Path]:
+    """The task files of a suite: those ``task_files`` names (relative glob patterns,
+    inside the suite folder), else every task file under ``tasks/``."""
     if declared is not None:
+        if not isinstance(declared, list) or not all(isinstance(p, str) and p for p in declared):
+            problems.append(located.problem(("task_files",), "must be a list of file names or patterns"))
+            return []
         files: list[Path] = []
-        for pattern in declared:
-            matched = sorted(root.glob(pattern))
+        for i, pattern in enumerate(declared):
+            outside = Path(pattern).is_absolute() or ".." in Path(pattern).parts or pattern.startswith("~")
+            if outside:
+                message = f"task file {pattern!r} must be a relative path inside the suite folder"
+                problems.append(located.problem(("task_files", i), message))
+                continue
+            try:
+                matched = sorted(p for p in root.glob(pattern) if not p.is_dir())
+            except (ValueError, NotImplementedError, OSError) as exc:
+                problems.append(located.problem(("task_files", i), f"bad pattern {pattern!r}: {exc}"))
+                continue
             files.extend(matched or [root / pattern])
         return files
     folder = root / "tasks"
-    return sorted(p for p in folder.rglob("*") if p.suffix in TASK_SUFFIXES) if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.rglob("*") if p.suffix in TASK_SUFFIXES and not p.is_dir())
+
+
+def _is(path: Path, test: str) -> bool:
+    """``path.exists()``, ``is_file()`` or ``is_dir()``, False for a path the system
+    refuses (a name too long, a NUL byte) instead of an exception."""
+    try:
+        return bool(getattr(path, test)())
+    except (OSError, ValueError):
+        return False
+
+
+def inside(root: Path, path: Path) -> bool:
+    """Whether ``path`` (symbolic links resolved) is inside the folder ``root``."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError, ValueError):  # a link loop, a NUL byte
+        return False
 
 
 class _Loaded:
@@ -86,6 +128,7 @@ class _Loaded:
         self.tasks: list[Task] = []
         self.where: dict[str, tuple[Located, PathKey]] = {}
         self.seen: dict[str, str] = {}
+        self.made: dict[str, str] = {}
         self.digest = hashlib.sha256()
         self.check: Callable[[Task, Located, PathKey], list[Problem]] | None = None
 
@@ -101,18 +144,60 @@ class _Loaded:
             message = f"duplicate task id {task.id!r} (first at {self.seen[task.id]})"
             self.problems.append(located.problem(("id",), message, prefix))
             return
-        self.seen[task.id] = f"{located.file}:{located.line(())}"
+        here = f"{located.file}:{located.line(())}"
+        self.seen[task.id] = here
+        problem = task_problem(task) or self._instance_clash(task, here)
+        if problem is not None:
+            self.problems.append(located.problem(*problem, prefix))
+            return
         if keep:
             self.where[task.id] = (located, prefix)
             self.tasks.append(task)
         elif self.check is not None:
             self.problems.extend(self.check(task, located, prefix))
 
+    def _instance_clash(self, task: Task, here: str) -> tuple[PathKey, str] | None:
+        """Instance ids (``ID-1``, ``ID-2``...) must be unique across the suite too."""
+        from .instantiate import instance_ids
+
+        for made in instance_ids(task):
+            first = self.made.get(made) or (self.seen.get(made) if made != task.id else None)
+            if first is not None and first != here:
+                return ("id",), f"task id {made!r} (instance of {task.id!r}) clashes with the task at {first}"
+            self.made[made] = here
+        return None
+
+
+#: Task ids: a letter, digit or underscore, then letters, digits, ``_ . : -``.
+SAFE_ID = re.compile(r"\w[\w.:-]{0,199}")
+#: Seeds are stored as 64-bit integers.
+SEED_RANGE = (-(2**63), 2**63 - 1)
+
+
+def task_problem(task: Task) -> tuple[PathKey, str] | None:
+    """Checks a run depends on that the task model does not make: a safe id (it is
+    printed, stored and used in URLs) and seeds that fit the store."""
+    if not SAFE_ID.fullmatch(task.id):
+        return ("id",), (
+            f"task id {task.id!r}: use letters, digits and _ . : - (starting with a letter, digit or _), "
+            "at most 200 characters"
+        )
+    seed = task.initial_state.seed
+    if not SEED_RANGE[0] <= seed <= SEED_RANGE[1]:
+        return ("initial_state", "seed"), f"seed {seed} does not fit in 64 bits"
+    return None
+
 
 def load_suite(source: str | Path) -> LoadedSuite:
     """Load and validate a suite; raise :class:`SuiteError` listing every problem."""
     with paused_gc():
-        return _load_suite(source)
+        try:
+            return _load_suite(source)
+        except OSError as exc:  # a file that cannot be read: one line, not a traceback
+            what = f"{exc.filename}: " if exc.filename else ""
+            raise SuiteError(
+                [Problem(str(source), None, "", f"cannot read {what}{exc.strerror or exc}")]
+            ) from None
 
 
 @contextmanager
@@ -134,9 +219,8 @@ def _load_suite(source: str | Path) -> LoadedSuite:
     root = suite_file.parent
     display = str(suite_file) if Path(source).exists() else f"{source}:{suite_file.name}"
     state = _Loaded()
-    text = suite_file.read_text(encoding="utf-8")
     try:
-        data, located = parse_yaml(text, display)
+        data, located = parse_yaml(read_text(suite_file, display), display)
     except ProblemError as exc:
         raise SuiteError(exc.problems) from None
     if not isinstance(data, dict):
@@ -150,6 +234,10 @@ def _load_suite(source: str | Path) -> LoadedSuite:
     except ProblemError as exc:
         state.problems.extend(exc.problems)
     extra_files: list[Path] = []
+    if suite is not None and not SEED_RANGE[0] <= suite.defaults.data_seed <= SEED_RANGE[1]:
+        message = f"seed {suite.defaults.data_seed} does not fit in 64 bits"
+        state.problems.append(located.problem(("defaults", "data_seed"), message))
+    domain_known = False
     if suite is not None:
         suite._path = root
         suite._local_templates = _local_templates(suite, root, located, state)
@@ -171,11 +259,18 @@ def _load_suite(source: str | Path) -> LoadedSuite:
         state.add_task(raw, located.sub("tasks", i), ("tasks", i))
 
     streamed: list[tuple[Path, str]] = []
-    for path in _task_files(root, data.get("task_files")):
+    for path in _task_files(root, data.get("task_files"), located, state.problems):
         rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
         file_display = str(path) if Path(source).exists() else f"{source}:{rel}"
-        if not path.exists():
+        if not _is(path, "exists"):
             state.problems.append(located.problem(("task_files",), f"task file {rel} does not exist"))
+            continue
+        if _is(path, "is_dir"):
+            state.problems.append(located.problem(("task_files",), f"task file {rel} is a folder"))
+            continue
+        if not inside(root, path):  # e.g. a symbolic link out of the folder: not hashed
+            message = f"task file {rel} is outside the suite folder (a link?); copy it in"
+            state.problems.append(located.problem(("task_files",), message))
             continue
         keep = path.suffix.lower() != ".jsonl"
         if not keep:
@@ -262,7 +357,11 @@ def _local_templates(
     suite: LoadedSuite, root: Path, located: Located, state: _Loaded
 ) -> dict[str, TemplateFn]:
     path = root / (suite.templates or "templates.py")
-    if not path.exists():
+    if suite.templates is not None and (Path(suite.templates).is_absolute() or not inside(root, path)):
+        message = f"templates module {suite.templates} must be a file inside the suite folder"
+        state.problems.append(located.problem(("templates",), message))
+        return {}
+    if not _is(path, "is_file") or not inside(root, path):
         if suite.templates:
             state.problems.append(
                 located.problem(("templates",), f"templates module {suite.templates} does not exist")
@@ -270,10 +369,11 @@ def _local_templates(
         return {}
     try:
         found = collect_templates(load_module(path))
-        suite._modules.append(f"{path.name} (templates)")
+        suite._modules.append(f"{path.relative_to(root).as_posix()} (templates)")
         return found
-    except Exception as exc:  # a user's module failed to import: report, do not crash
-        state.problems.append(located.problem(("templates",), f"cannot import {path.name}: {exc}"))
+    except (Exception, SystemExit) as exc:  # a user's module failed to import: report, do not crash
+        what = f"exited ({exc!r})" if isinstance(exc, SystemExit) else f"failed: {type(exc).__name__}: {exc}"
+        state.problems.append(located.problem(("templates",), f"importing {path.name} {what}"))
         return {}
 
 
@@ -295,14 +395,35 @@ def _check_task(
     graders are known and name existing tools."""
     from .instantiate import instantiate_task
 
-    if spec.template and spec.template not in templates:
+    if spec.template is not None and spec.template not in templates:
         known = ", ".join(sorted(templates)) or "none"
         return [located.problem(("template",), f"unknown template {spec.template!r}; known: {known}", prefix)]
     try:
         concrete = instantiate_task(suite, spec, 0, 0, where=(located, prefix))
     except ProblemError as exc:
         return exc.problems
-    return _check_graders(suite, spec, concrete, located, prefix)
+    return _check_graders(suite, spec, concrete, located, prefix) + _check_world(
+        suite, spec, concrete, located, prefix
+    )
+
+
+def _check_world(
+    suite: LoadedSuite, spec: Task, task: Task, located: Located, prefix: PathKey
+) -> list[Problem]:
+    """Records written into a task must make a world the domain can build (known tables,
+    the keys the domain needs), or every trial of it would fail as a harness error."""
+    if not spec.initial_state.records:
+        return []
+    from .instantiate import DEFAULT_AS_OF
+
+    domain = get_domain(suite.domain_ref)
+    try:
+        env = domain.environment(task, task.as_of or DEFAULT_AS_OF)
+        env.reset(task.initial_state.seed)
+    except Exception as exc:  # the domain's own message says what is wrong
+        message = f"the {domain.name} domain cannot build this task's world: {type(exc).__name__}: {exc}"
+        return [located.problem(located.written(("initial_state", "records")), message, prefix)]
+    return []
 
 
 def iter_specs(suite: LoadedSuite) -> Iterator[Task]:
