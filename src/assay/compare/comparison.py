@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..box import ScoringProfile
 from ..errors import AssayError
 from ..stats import adjust_pvalues
@@ -49,8 +51,8 @@ class PairResult:
             "name": self.name,
             "match": p.match,
             "task_outcome": p.task_outcome,
-            "units": len(p.units),
-            "tasks": len(p.task_units),
+            "units": p.n_units,
+            "tasks": p.n_tasks,
             "notes": p.notes,
             "decision": self.decision.to_dict(),
             "decision_sensitivity": self.sensitivity,
@@ -99,7 +101,7 @@ class Comparison:
                     "suite": r.info.suite_name,
                     "suite_version": r.info.suite_version,
                     "suite_hash": r.info.suite_hash,
-                    "counted_trials": len(r.trials),
+                    "counted_trials": r.counted,
                     "excluded_trials": r.excluded,
                 }
                 for r in self.runs
@@ -124,7 +126,7 @@ def _rows(
     rows.append(
         continuous_row(pairing, "success_rate", confidence=confidence, n_resamples=n_resamples, seed=seed)
     )
-    names = (pairing.a.metric_names() | pairing.b.metric_names() | primary) - QUALITY_VALUES
+    names = (pairing.metric_names() | primary) - QUALITY_VALUES
     for metric in sorted(names, key=lambda m: (m not in primary, m.startswith("score."), m)):
         family: Family = "primary" if metric in primary else "secondary"
         rows.append(
@@ -186,10 +188,10 @@ def compare_runs(
     for run, name in zip(data[1:], names[1:], strict=True):
         pairing = pair_runs(data[0], run, match=match, task_outcome=task_outcome, common_only=common_only)
         fixed, broken = flipped_tasks(pairing)
-        q_units = pairing.units
-        discordant = sum(u.a_pass != u.b_pass for u in q_units) / len(q_units)
-        base_rate = sum(u.a_pass for u in q_units) / len(q_units)
-        mde, how = detectable_difference(len(q_units), base_rate, discordant, alpha, power)
+        a_pass, b_pass = pairing.a_pass, pairing.b_pass
+        discordant = float(np.mean(a_pass != b_pass))
+        base_rate = float(np.mean(a_pass))
+        mde, how = detectable_difference(pairing.n_units, base_rate, discordant, alpha, power)
         pairs.append(
             PairResult(
                 pairing=pairing,

@@ -100,9 +100,8 @@ class MetricRow:
 
 def quality_row(pairing: Pairing, confidence: float = 0.95) -> MetricRow:
     """McNemar exact on the units' outcomes; effect = b's pass share minus a's."""
-    units = pairing.units
-    xb = np.array([u.b_pass for u in units], dtype=int)
-    ya = np.array([u.a_pass for u in units], dtype=int)
+    xb = pairing.b_pass.astype(int)
+    ya = pairing.a_pass.astype(int)
     n11, n10, n01, n00 = paired_counts(xb, ya)
     ci = diff_proportions_paired(n11, n10, n01, n00, confidence=confidence)
     unit = f"task ({OUTCOME_WORDS[pairing.task_outcome]})" if pairing.match == "task" else "trial pair"
@@ -117,7 +116,7 @@ def quality_row(pairing: Pairing, confidence: float = 0.95) -> MetricRow:
         kind="binary",
         direction="higher",
         family="primary",
-        n=len(units),
+        n=pairing.n_units,
         a=float(ya.mean()),
         b=float(xb.mean()),
         delta=ci.estimate,
@@ -143,20 +142,20 @@ def continuous_row(
     value_name = "success" if metric == "success_rate" else metric
     label = LABELS.get(metric, metric)
     row = MetricRow(metric, label, "continuous", direction_of(metric), family, 0)
-    has_a = any(value_name in u.a for u in pairing.units)
-    has_b = any(value_name in u.b for u in pairing.units)
+    va, vb = pairing.values(value_name)
+    have_a, have_b = ~np.isnan(va), ~np.isnan(vb)
+    has_a, has_b = bool(have_a.any()), bool(have_b.any())
     if not (has_a or has_b):
         row.skipped = "neither run measured it"
         return row
     if not (has_a and has_b):
         row.skipped = f"only {pairing.a.run_id if has_a else pairing.b.run_id} measured it"
         return row
-    units = [u for u in pairing.units if value_name in u.a and value_name in u.b]
-    a = np.array([u.a[value_name] for u in units])
-    b = np.array([u.b[value_name] for u in units])
-    clusters = [u.task_id for u in units]
-    row.n, row.a, row.b = len(units), float(a.mean()), float(b.mean())
-    if len(set(clusters)) < 2:
+    both = have_a & have_b
+    a, b = va[both], vb[both]
+    clusters = pairing.unit_task[both]
+    row.n, row.a, row.b = int(a.size), float(a.mean()), float(b.mean())
+    if np.unique(clusters).size < 2:
         row.delta = float((b - a).mean())
         row.skipped = "fewer than two tasks have it in both runs"
         return row

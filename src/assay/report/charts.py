@@ -193,16 +193,30 @@ def bars(
     return to_svg(fig, label)
 
 
+MAX_FLIERS = 200
+
+
 def loss_distributions(losses: Mapping[str, Sequence[float]]) -> str:
-    """Box-score trial losses per configuration: box plot of log(1 + loss)."""
+    """Box-score trial losses per configuration: box plot of log(1 + loss). Boxes and
+    whiskers are computed from every trial; at most ``MAX_FLIERS`` outliers per
+    configuration are drawn (evenly spaced in rank, the extremes kept), so the chart
+    stays small for a million trials."""
     import numpy as np
+    from matplotlib import cbook
 
     fig = _figure(9.0, 0.8 + 0.45 * max(1, len(losses)))
     ax = fig.subplots()
     _style(ax)
     names = list(losses)
-    data = [np.log1p(np.asarray(losses[n], dtype=float)) for n in names]
-    parts = ax.boxplot(data, orientation="horizontal", patch_artist=True, widths=0.5, showfliers=True)
+    stats = []
+    for n in names:
+        (st,) = cbook.boxplot_stats(np.log1p(np.asarray(losses[n], dtype=float)))
+        fliers = np.sort(np.asarray(st["fliers"]))
+        if fliers.size > MAX_FLIERS:
+            fliers = fliers[np.unique(np.linspace(0, fliers.size - 1, MAX_FLIERS).round().astype(int))]
+        st["fliers"] = fliers
+        stats.append(st)
+    parts = ax.bxp(stats, orientation="horizontal", patch_artist=True, widths=0.5, showfliers=True)
     for i, box in enumerate(parts["boxes"]):
         box.set_facecolor(color(i))
         box.set_alpha(0.6)

@@ -42,6 +42,7 @@ class Run:
         self.info, self.tasks, self.store = info, tasks, store
         self._results = results
         self._frame: TrialFrame | None = None
+        self._extras: FrameExtras | None = None
         self._summary: RunSummary | None = None
 
     @property
@@ -78,17 +79,31 @@ class Run:
     def transcript(self, task_id: str, trial_index: int = 0) -> Transcript | None:
         return self.store.load_transcript(self.run_id, task_id, trial_index)
 
+    def extras(self) -> FrameExtras:
+        """Aggregates of the run's grades, metrics and usage (SQL; see
+        :class:`assay.metrics.FrameExtras`); kept once the run is finished."""
+        if self._extras is not None:
+            return self._extras
+        extras = FrameExtras(**self.store.frame_aggregates(self.run_id))
+        if self.info.status == "finished":
+            self._extras = extras
+        return extras
+
     def summary(self) -> RunSummary:
         """The run's summary: what ``assay run --json`` prints and every report reads."""
         if self._summary is not None:
             return self._summary
-        extras = FrameExtras(**self.store.frame_aggregates(self.run_id))
         summary = summarize_run(
-            self.info, self.frame(), extras, self.tasks, self.store.count_attempts(self.run_id)
+            self.info, self.frame(), self.extras(), self.tasks, self.store.count_attempts(self.run_id)
         )
         if self.info.status == "finished":
             self._summary = summary
         return summary
+
+    def trials(self, keys: list[tuple[str, int]]) -> list[TrialResult]:
+        """The trials with these (task id, trial index) keys (without transcripts), in
+        the order given; keys the run does not have are left out."""
+        return self.store.load_trials(self.run_id, keys)
 
 
 def pick_trial(results: list[TrialResult], run_id: str, task_id: str, trial: int | None) -> TrialResult:

@@ -8,6 +8,7 @@ from sqlalchemy import (
     Column,
     Float,
     ForeignKeyConstraint,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
@@ -185,3 +186,59 @@ labels = Table(
     _of_trial(),
 )
 """Human labels of trials or grades (pass/fail or per-dimension levels), see store/labels.py."""
+
+
+# Covering indexes: what summaries and comparisons read comes from these alone, without
+# visiting the table rows (a trial's row holds its whole record). Created on open when
+# missing, so stores of this schema version written before them gain them; a store is
+# readable without them (only slower), so they need no new schema version.
+INDEXES = (
+    Index(
+        "ix_trials_columns",
+        trials.c.run_id,
+        trials.c.task_id,
+        trials.c.trial_index,
+        trials.c.reward,
+        trials.c.termination,
+        trials.c.root_cause,
+        trials.c.error_category,
+        trials.c.latency_s,
+        trials.c.cost_usd,
+        trials.c.input_tokens,
+        trials.c.output_tokens,
+    ),
+    Index(
+        "ix_trial_metrics_by_name",
+        trial_metrics.c.run_id,
+        trial_metrics.c.name,
+        trial_metrics.c.task_id,
+        trial_metrics.c.trial_index,
+        trial_metrics.c.value,
+    ),
+    Index(
+        "ix_grades_by_grader",
+        grades.c.run_id,
+        grades.c.grader,
+        grades.c.task_id,
+        grades.c.trial_index,
+        grades.c.position,
+        grades.c.passed,
+        grades.c.score,
+        grades.c.skipped,
+        grades.c.gating,
+        grades.c.needs_review,
+    ),
+    Index(
+        "ix_trial_usage_by_role",
+        trial_usage.c.run_id,
+        trial_usage.c.role,
+        trial_usage.c.calls,
+        trial_usage.c.input_tokens,
+        trial_usage.c.output_tokens,
+        trial_usage.c.cache_read_tokens,
+        trial_usage.c.cost_usd,
+        trial_usage.c.retries,
+        trial_usage.c.cached_calls,
+        trial_usage.c.missing_usage,
+    ),
+)

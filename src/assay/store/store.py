@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, delete, event, exists, func, insert, or_, select, update
+from sqlalchemy import Engine, create_engine, delete, event, exists, func, insert, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.pool import StaticPool
 
@@ -32,7 +32,7 @@ from .codec import (
     grade_row,
     pack_line,
 )
-from .frames import frame_aggregates, frame_columns
+from .frames import frame_aggregates, frame_columns, value_rows, value_sums
 
 DEFAULT_STORE = ".assay/assay.db"
 
@@ -107,6 +107,8 @@ class Store:
         for attempt in range(5):
             try:
                 schema.metadata.create_all(self.engine)
+                for index in schema.INDEXES:  # a store made before an index gains it
+                    index.create(self.engine, checkfirst=True)
                 if self._stored_version() != schema.SCHEMA_VERSION:
                     self._write_version()
                 return
@@ -338,6 +340,42 @@ class Store:
             rows = conn.execute(trial_q.order_by(t.c.task_id, t.c.trial_index)).all()
         return [decode_record(r.record, grades_by_key.get((r.task_id, r.trial_index), [])) for r in rows]
 
+    def load_trials(self, run_id: str, keys: list[tuple[str, int]]) -> list[TrialResult]:
+        """The trials with these (task id, trial index) keys (without transcripts), in the
+        order given; keys the run does not have are left out."""
+        t, g = schema.trials, schema.grades
+        found: dict[tuple[str, int], TrialResult] = {}
+        with self.engine.connect() as conn:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                key = tuple_(t.c.task_id, t.c.trial_index).in_(chunk)
+                grades: dict[tuple[str, int], list[Any]] = {}
+                grade_q = select(g).where(
+                    g.c.run_id == run_id, tuple_(g.c.task_id, g.c.trial_index).in_(chunk)
+                )
+                for row in conn.execute(grade_q.order_by(g.c.task_id, g.c.trial_index, g.c.position)):
+                    grades.setdefault((row.task_id, row.trial_index), []).append(grade_from_row(row))
+                trial_q = select(t.c.task_id, t.c.trial_index, t.c.record).where(t.c.run_id == run_id, key)
+                for r in conn.execute(trial_q):
+                    k = (r.task_id, r.trial_index)
+                    found[k] = decode_record(r.record, grades.get(k, []))
+        return [found[k] for k in keys if k in found]
+
+    def failed_graders(self, run_id: str) -> dict[tuple[str, int], list[str]]:
+        """The gating graders that failed each trial (only trials some gating grader
+        failed), by (task id, trial index)."""
+        g = schema.grades
+        query = (
+            select(g.c.task_id, g.c.trial_index, g.c.grader)
+            .where(g.c.run_id == run_id, g.c.gating, g.c.passed.is_(False))
+            .order_by(g.c.task_id, g.c.trial_index, g.c.position)
+        )
+        out: dict[tuple[str, int], list[str]] = {}
+        with self.engine.connect() as conn:
+            for task_id, index, grader in conn.execute(query):
+                out.setdefault((task_id, index), []).append(grader)
+        return out
+
     def frame_columns(self, run_id: str) -> dict[str, Any]:
         """A run's trials as columns (one query; for summaries of any size): the fields
         of a :class:`assay.metrics.TrialFrame`."""
@@ -347,6 +385,16 @@ class Store:
         """Grader, process-metric, usage and failure aggregates of a run (SQL): the
         fields of a :class:`assay.metrics.FrameExtras`."""
         return frame_aggregates(self.engine, run_id)
+
+    def value_sums(self, run_id: str) -> list[tuple[str, str, float, int]]:
+        """Per task and name, sum and count of the process metrics and grader scores
+        (``score.<grader>``) of the run's counted trials (see :func:`frames.value_sums`)."""
+        return value_sums(self.engine, run_id)
+
+    def value_rows(self, run_id: str, name: str) -> list[tuple[str, int, float]]:
+        """``(task id, trial index, value)`` of every trial of the run that carries a
+        process metric or a grader score (``score.<grader>``)."""
+        return value_rows(self.engine, run_id, name)
 
     # retried trials -----------------------------------------------------------------
     def _retryable(self, run_id: str) -> Any:
