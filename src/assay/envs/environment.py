@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -75,7 +74,7 @@ class ToolEnvironment:
 
     def call(self, name: str, args: dict[str, Any], for_: Caller = "agent") -> str:
         tool = self.toolkit.get(name, for_)
-        ctx = ToolContext(self.db, self.now, random.Random(self._seed), for_)
+        ctx = ToolContext(self.db, self.now, caller=for_, seed=self._seed)
         return render_result(tool(ctx, args))
 
     def snapshot(self) -> State:

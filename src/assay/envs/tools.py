@@ -9,7 +9,6 @@ import json
 import random
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, get_type_hints
 
@@ -31,15 +30,35 @@ class InvalidToolCall(ToolError):
     """The call itself is malformed: unknown tool, missing or mistyped argument."""
 
 
-@dataclass(slots=True)
 class ToolContext:
     """What a tool sees besides its arguments: the state, the task's "now", a seeded
-    generator (never the global one) and who is calling."""
+    generator (never the global one) and who is calling.
 
-    db: Database
-    now: datetime
-    rng: random.Random = field(default_factory=lambda: random.Random(0))
-    caller: Caller = "agent"
+    The generator is built on first use from ``seed`` (or given as ``rng``): most tool
+    calls never draw a random number, so most never pay for one."""
+
+    __slots__ = ("_rng", "caller", "db", "now", "seed")
+
+    def __init__(
+        self,
+        db: Database,
+        now: datetime,
+        rng: random.Random | None = None,
+        caller: Caller = "agent",
+        *,
+        seed: int = 0,
+    ):
+        self.db, self.now, self.caller, self.seed = db, now, caller, seed
+        self._rng = rng
+
+    @property
+    def rng(self) -> random.Random:
+        if self._rng is None:
+            self._rng = random.Random(self.seed)
+        return self._rng
+
+    def __repr__(self) -> str:
+        return f"ToolContext(now={self.now!r}, caller={self.caller!r}, seed={self.seed})"
 
 
 _SECTIONS = {"Args", "Arguments", "Parameters", "Returns", "Raises", "Examples", "Example"}

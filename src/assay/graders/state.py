@@ -4,6 +4,8 @@ assertions."""
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field
@@ -57,7 +59,11 @@ class StateGrader(Grader[StateParams]):
         return raw
 
     def gold_state(self, task: Task) -> State | Snapshot:
-        """The state after replaying the reference actions (ToolError if one fails)."""
+        """The state after replaying the reference actions (ToolError if one fails).
+        Computed once per task and domain: the k trials of a task share it."""
+        return _GOLD.get(task, self.domain, lambda: self._replay(task))
+
+    def _replay(self, task: Task) -> State | Snapshot:
         env = self.domain.environment(task, task.as_of)  # type: ignore[arg-type]
         env.reset(task.initial_state.seed)
         for i, action in enumerate(task.reference.actions):
@@ -104,6 +110,27 @@ class StateGrader(Grader[StateParams]):
             return self.result(False, "; ".join(problems), category="wrong_end_state")
         what = "end state matches gold" if self.params.gold else "assertions hold"
         return self.result(True, what)
+
+
+class _GoldCache:
+    """Gold states by task object and domain, held weakly: an entry goes when its task
+    does (a run's tasks live as long as the run), and a frozen state is shared safely."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[int, int], tuple[weakref.ref[Task], State | Snapshot]] = {}
+
+    def get(self, task: Task, domain: object, build: Callable[[], State | Snapshot]) -> State | Snapshot:
+        key = (id(task), id(domain))
+        hit = self._entries.get(key)
+        if hit is not None and hit[0]() is task:
+            return hit[1]
+        value = build()  # a ToolError propagates and nothing is kept
+        entries = self._entries
+        self._entries[key] = (weakref.ref(task, lambda _, key=key: entries.pop(key, None)), value)
+        return value
+
+
+_GOLD = _GoldCache()
 
 
 def _record(state: State | Snapshot, table: str, key: str) -> dict[str, Any] | None:

@@ -124,6 +124,7 @@ def _jobs(
 ) -> Iterator[TrialJob]:
     override = info.spec.limits
     cache: dict[str, Limits] = {}
+    hashes: dict[str, str] = {}  # a task's hash, once per run (not once per trial)
 
     def limits_of(task: Task) -> Limits:  # most tasks share the suite's limits: build them once
         key = repr(task.limits)
@@ -132,7 +133,9 @@ def _jobs(
         return cache[key]
 
     for task, trial in plan_trials(tasks, info.trials_per_task, info.seed, done):
-        yield TrialJob(context, task, trial, limits_of(task), task.input_hash())
+        if task.id not in hashes:
+            hashes[task.id] = task.input_hash()
+        yield TrialJob(context, task, trial, limits_of(task), hashes[task.id])
 
 
 def _context(info: RunInfo, spec: RunSpec, suite: LoadedSuite) -> RunContext:

@@ -6,10 +6,12 @@ A run that cannot start fails here with one clear sentence, before anything is s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import pickle
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import ValidationError
 
@@ -130,12 +132,59 @@ def load_source(source: str | Path | LoadedSuite) -> tuple[LoadedSuite, str]:
 
 
 def task_source(suite: LoadedSuite, seed: int, keep: Callable[[Task], bool]) -> TaskSource:
-    """The run's concrete tasks, again for each pass: kept in memory for ordinary
-    suites, streamed from disk (memory stays flat) for suites with JSONL files."""
+    """The run's concrete tasks, again for each pass, parsed once per run: kept in
+    memory for ordinary suites; for suites with JSONL files, parsed on the first pass
+    and kept pickled in a temporary file for the next ones (memory stays flat)."""
     if not suite.streamed:
         tasks = [t for t in instantiate(suite, seed) if keep(t)]
         return lambda: tasks
-    return lambda: (t for t in iter_instances(suite, seed) if keep(t))
+    return SpilledTasks(lambda: (t for t in iter_instances(suite, seed) if keep(t)))
+
+
+class SpilledTasks:
+    """A task source read once: the first full pass parses (and validates) the tasks
+    and writes each one, pickled, to an unnamed temporary file; later passes read them
+    back in order. A pass abandoned half-way leaves the source as it was."""
+
+    def __init__(self, parse: TaskSource):
+        self._parse = parse
+        self._file: IO[bytes] | None = None
+
+    def __call__(self) -> Iterator[Task]:
+        return self._replay() if self._file is not None else self._first()
+
+    def _first(self) -> Iterator[Task]:
+        spill = tempfile.TemporaryFile(prefix="assay-tasks-")
+        pickler = pickle.Pickler(spill, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            for task in self._parse():
+                pickler.dump(task)
+                pickler.clear_memo()
+                yield task
+        except BaseException:
+            spill.close()
+            raise
+        if self._file is None:
+            self._file = spill
+        else:  # another pass completed first
+            spill.close()
+
+    def _replay(self) -> Iterator[Task]:
+        spill = self._file
+        assert spill is not None
+        spill.seek(0)  # passes run one after the other
+        unpickler = pickle.Unpickler(spill)
+        while True:
+            try:
+                task = unpickler.load()
+            except EOFError:
+                return
+            yield task
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 def _model_of(spec: str) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from operator import itemgetter
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -323,7 +324,9 @@ class Store:
             return
         columns = list(rows[0])
         sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
-        conn.exec_driver_sql(sql, [tuple(row[c] for c in columns) for row in rows])
+        pick = itemgetter(*columns)
+        values = list(map(pick, rows)) if len(columns) > 1 else [(pick(row),) for row in rows]
+        conn.exec_driver_sql(sql, values)
 
     def load_results(self, run_id: str, task_id: str | None = None) -> list[TrialResult]:
         """Trial results of a run (without transcripts), in task and trial order."""
