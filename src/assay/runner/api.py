@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -209,6 +210,7 @@ async def run_async(
         spec = make_spec(source, **fields)
     resolved = resolve(spec, loaded)
     st = store if isinstance(store, Store) else Store(store if store is not None else spec.store)
+    st.check_writable()  # a read-only or corrupt store is refused before anything is written
     info, metas = _new_info(resolved, st)
     st.create_run(info, metas)
     del metas
@@ -246,6 +248,7 @@ async def resume_async(
     if info.status == "finished" and complete and not retry_errors:
         return Run.load(run_id, st)  # nothing to resume (harness errors: retry_errors=True)
     spec = _with_secrets(info.spec, secrets or {})
+    st.check_writable()
     st.retry_errors(run_id)
     done = st.completed_keys(run_id)
     st.set_status(run_id, "running")
@@ -308,16 +311,30 @@ async def _execute(
     try:
         with use_cassette(cassette):
             await runner.execute(jobs, writer.add)
+        writer.close()
     except BaseException:
-        writer.close()  # what finished is kept
-        st.set_status(info.run_id, "interrupted")
+        _stop(writer, st, info.run_id)  # what finished is kept; the run is marked interrupted
         raise
     finally:
         flusher.cancel()
         if executor is None:
             getattr(runner, "close", lambda: None)()  # a Ray started for this run stops with it
-    writer.close()
     st.set_status(info.run_id, "finished")
+
+
+def _stop(writer: TrialWriter, st: Store, run_id: str) -> None:
+    """After a failure: commit what can be committed and mark the run interrupted, even
+    when the store itself failed (a full disk may still take the small status update
+    once the failed batch is rolled back); the original error is what the user sees."""
+    with contextlib.suppress(Exception):
+        writer.close()
+    for _ in range(3):
+        try:
+            st.set_status(run_id, "interrupted")
+            return
+        except Exception:
+            with contextlib.suppress(Exception):
+                st.checkpoint()  # free the write-ahead log, then try again
 
 
 def run(suite: RunSpec | LoadedSuite | str | Path, **fields: Any) -> Run:

@@ -4,6 +4,7 @@ per grade, per transcript."""
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Float,
@@ -53,7 +54,7 @@ runs = Table(
     Column("suite_hash", String(64), nullable=False),
     Column("config_hash", String(64), nullable=False),
     Column("agent", String(500), nullable=False),
-    Column("seed", Integer, nullable=False),
+    Column("seed", BigInteger, nullable=False),  # 64-bit seeds
     Column("trials_per_task", Integer, nullable=False),
     Column("planned_trials", Integer, nullable=False),
     Column("info", Text, nullable=False),
@@ -80,7 +81,7 @@ trials = Table(
     Column("run_id", String(128), primary_key=True),
     Column("task_id", String(300), primary_key=True),
     Column("trial_index", Integer, primary_key=True),
-    Column("seed", Integer, nullable=False),
+    Column("seed", BigInteger, nullable=False),  # 64-bit seeds
     Column("reward", Integer),
     Column("termination", String(30), nullable=False),
     Column("root_cause", String(20)),

@@ -16,13 +16,26 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, delete, event, exists, func, insert, or_, select, tuple_, update
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy import (
+    Engine,
+    create_engine,
+    delete,
+    event,
+    exists,
+    func,
+    insert,
+    inspect,
+    or_,
+    select,
+    tuple_,
+    update,
+)
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 from sqlalchemy.pool import StaticPool
 
 from ..core.results import USAGE_FIELDS, RunInfo, TaskMeta, TrialResult
 from ..core.transcript import Transcript
-from ..errors import RunNotFound, SpecError, StoreError
+from ..errors import ResumeError, RunNotFound, SpecError, StoreError
 from . import schema
 from .codec import (
     decode_record,
@@ -33,6 +46,8 @@ from .codec import (
     grade_row,
     pack_line,
 )
+from .faults import QUICK_CHECK_MAX_BYTES, StoreFault, header_problem, read_only_reason, sqlite_path
+from .faults import install as install_faults
 from .frames import frame_aggregates, frame_columns, value_rows, value_sums
 
 DEFAULT_STORE = ".assay/assay.db"
@@ -47,17 +62,32 @@ def resolve_url(store: str | os.PathLike[str] | None = None) -> str:
     if "://" in value:
         return value
     path = Path(value).expanduser()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreFault(f"cannot create the folder of store {path}: {exc.strerror or exc}") from None
     return f"sqlite:///{path}"
 
 
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA busy_timeout=30000")
-    cur.close()
+def _busy_timeout() -> float:
+    """Seconds a write waits for another process's lock ($ASSAY_STORE_TIMEOUT, default 30)."""
+    try:
+        return max(0.0, float(os.environ.get("ASSAY_STORE_TIMEOUT", "30")))
+    except ValueError:
+        raise SpecError(f"$ASSAY_STORE_TIMEOUT must be a number of seconds, not {os.environ['ASSAY_STORE_TIMEOUT']!r}") from None
+
+
+def _sqlite_pragmas(timeout_ms: int, writable: bool) -> Any:
+    def apply(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        if writable:
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute(f"PRAGMA busy_timeout={timeout_ms}")
+        cur.close()
+
+    return apply
 
 
 def now_iso() -> str:
@@ -65,31 +95,55 @@ def now_iso() -> str:
 
 
 class Store:
-    """Runs, tasks, trials, grades and transcripts."""
+    """Runs, tasks, trials, grades and transcripts.
+
+    A SQLite file that this process cannot write (a read-only file system, another
+    user's file) is opened read-only: reading works, writing raises
+    :class:`~assay.store.faults.StoreFault` (see :attr:`read_only`). Database errors that
+    mean the store cannot be used (read-only, corrupt, full, locked, unreachable) are
+    raised as that one-sentence fault."""
 
     def __init__(self, store: str | os.PathLike[str] | None = None):
         self.url = resolve_url(store)
+        self.path = sqlite_path(self.url)
+        self.read_only: str | None = read_only_reason(self.path) if self.path is not None else None
+        timeout = _busy_timeout()
         kwargs: dict[str, Any] = {}
+        url = self.url
         if self.url == "sqlite://":
             kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
+        elif self.path is not None:
+            kwargs = {"connect_args": {"timeout": timeout}}
+            if self.read_only:  # SQLite reads it without creating journal files
+                immutable = "&immutable=1" if not os.access(self.path.parent, os.W_OK) else ""
+                url = f"sqlite:///file:{self.path.resolve()}?mode=ro{immutable}&uri=true"
+        if self.path is not None:
+            problem = header_problem(self.path)
+            if problem is not None:
+                raise StoreFault(
+                    f"store {self.url} is corrupt or not an assay store: {problem}; restore it from a copy "
+                    "or use another --store"
+                )
         try:
-            self.engine: Engine = create_engine(self.url, **kwargs)
+            self.engine: Engine = create_engine(url, **kwargs)
         except Exception as exc:
             raise SpecError(f"store {self.url!r} is not a usable database URL ({exc})") from None
+        install_faults(self.engine, self.url)
         if self.engine.dialect.name == "sqlite":
-            event.listen(self.engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine, "connect", _sqlite_pragmas(int(timeout * 1000), not self.read_only))
+        self._checked = False
         self._check_version()
-        self._create_schema()
+        if not self.read_only:
+            self._create_schema()
 
     def _stored_version(self) -> int | None:
         """The schema version the store records (None: a new store, or one of schema 1,
         which wrote none)."""
         meta = schema.meta_table
-        try:
-            with self.engine.connect() as conn:
-                row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
-        except OperationalError:
-            return None  # no assay_meta table yet
+        with self.engine.connect() as conn:
+            if not inspect(conn).has_table(meta.name):
+                return None  # no assay_meta table yet
+            row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
         return int(row.value) if row is not None else None
 
     def _check_version(self) -> None:
@@ -113,10 +167,33 @@ class Store:
                 if self._stored_version() != schema.SCHEMA_VERSION:
                     self._write_version()
                 return
-            except (OperationalError, IntegrityError) as exc:
-                if ("already exists" not in str(exc) and "UNIQUE" not in str(exc).upper()) or attempt == 4:
+            except (OperationalError, IntegrityError, ProgrammingError) as exc:
+                text = str(exc).lower()
+                if ("already exists" not in text and "unique" not in text) or attempt == 4:
                     raise
                 time.sleep(0.05 * (attempt + 1))
+
+    def check_writable(self) -> None:
+        """Raise :class:`StoreFault` unless a run can be written here: not read-only, and
+        (SQLite files up to ``QUICK_CHECK_MAX_BYTES``) ``PRAGMA quick_check`` finds no
+        corruption. Once per Store; runs call it before they write anything."""
+        if self.read_only:
+            raise StoreFault(
+                f"store {self.url} is read-only ({self.read_only}): point --store (or $ASSAY_STORE) at a "
+                "writable location; reading commands (runs, show, report) work as they are"
+            )
+        if self._checked or self.path is None or not self.path.exists():
+            return
+        if self.path.stat().st_size <= QUICK_CHECK_MAX_BYTES:
+            with self.engine.connect() as conn:
+                rows = [str(r[0]) for r in conn.exec_driver_sql("PRAGMA quick_check(5)")]
+            if rows != ["ok"]:
+                found = "; ".join(line.strip() for row in rows for line in row.splitlines())
+                raise StoreFault(
+                    f"store {self.url} is corrupt (PRAGMA quick_check: {found}); restore it from a "
+                    "copy or use another --store (assay export RUN saves a run that can still be read)"
+                )
+        self._checked = True
 
     def _write_version(self) -> None:
         meta = schema.meta_table
@@ -127,7 +204,7 @@ class Store:
     def checkpoint(self) -> None:
         """Move SQLite's write-ahead log into the database file, so that the ``.db`` file
         alone holds every committed trial (copy it, attach it to a bug report)."""
-        if self.engine.dialect.name == "sqlite" and self.url != "sqlite://":
+        if self.engine.dialect.name == "sqlite" and self.url != "sqlite://" and not self.read_only:
             with self.engine.connect() as conn:
                 conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
 
@@ -137,6 +214,19 @@ class Store:
 
     # runs ---------------------------------------------------------------------------
     def create_run(self, info: RunInfo, tasks: Iterable[TaskMeta]) -> None:
+        """Store a new run and its tasks; :class:`ResumeError` if the run id is taken
+        (two processes starting the same ``--run-id``: one wins, the other is told)."""
+        try:
+            self._create_run(info, tasks)
+        except IntegrityError:
+            if not self.has_run(info.run_id):
+                raise
+            raise ResumeError(
+                f"run {info.run_id} already exists in {self.url} (another process created it); resume "
+                f"it with --resume {info.run_id}, or give another --run-id"
+            ) from None
+
+    def _create_run(self, info: RunInfo, tasks: Iterable[TaskMeta]) -> None:
         with self.engine.begin() as conn:
             conn.execute(schema.runs.insert().values(**self._run_row(info)))
             rows = [
