@@ -4,6 +4,7 @@ real, at what cost" for a baseline and one or more candidates on the same suite.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,20 @@ class Comparison:
         }
 
 
+def load_runs(runs: Sequence[RunLike | RunData]) -> list[RunData]:
+    """Every run as :class:`RunData`; stored runs are read at the same time, one thread
+    each (the database works while Python waits), then the rest in order."""
+
+    def load(run: RunLike | RunData) -> RunData:
+        return run if isinstance(run, RunData) else RunData.of(run).prefetch()
+
+    stored = [getattr(getattr(r, "store", None), "url", "sqlite://") != "sqlite://" for r in runs]
+    if sum(stored) < 2:
+        return [load(r) for r in runs]
+    with ThreadPoolExecutor(min(4, len(runs)), thread_name_prefix="assay-load") as pool:
+        return list(pool.map(load, runs))
+
+
 def _display_names(runs: Sequence[RunData]) -> list[str]:
     labels = [r.label for r in runs]
     return [r.label if labels.count(r.label) == 1 else r.run_id for r in runs]
@@ -177,7 +192,7 @@ def compare_runs(
         raise AssayError(f"alpha must be between 0 and 1, got {alpha}")
     if len(runs) < 2:
         raise AssayError("give at least two runs to compare: a baseline and a candidate")
-    data = [r if isinstance(r, RunData) else RunData.of(r) for r in runs]
+    data = load_runs(runs)
     ids = [r.run_id for r in data]
     if len(set(ids)) != len(ids):
         raise AssayError(f"run {next(i for i in ids if ids.count(i) > 1)} is given twice")

@@ -178,18 +178,29 @@ class RunData:
 
     def _extra_sums(self) -> dict[str, tuple[FloatArray, FloatArray]]:
         if self._sums is None:
-            code = {t: i for i, t in enumerate(self.task_ids)}
             size = len(self.task_ids)
             sums: dict[str, tuple[FloatArray, FloatArray]] = {}
-            for task_id, name, total, count in self.extra.sums():
-                if name in BASE_VALUES or task_id not in code:
-                    continue
-                if name not in sums:
-                    sums[name] = (np.zeros(size), np.zeros(size))
-                sums[name][0][code[task_id]] += total
-                sums[name][1][code[task_id]] += count
+            rows = self.extra.sums()
+            if rows:
+                tasks, names, totals, counts = zip(*rows, strict=True)
+                code = {t: i for i, t in enumerate(self.task_ids)}
+                codes = np.fromiter((code.get(t, -1) for t in tasks), dtype=np.intp, count=len(rows))
+                name_of = np.asarray(names, dtype=object)
+                total, count = np.asarray(totals, dtype=np.float64), np.asarray(counts, dtype=np.float64)
+                for name in sorted(set(names) - set(BASE_VALUES)):
+                    pick = (name_of == name) & (codes >= 0)
+                    sums[name] = (
+                        np.bincount(codes[pick], weights=total[pick], minlength=size),
+                        np.bincount(codes[pick], weights=count[pick], minlength=size),
+                    )
             self._sums = sums
         return self._sums
+
+    def prefetch(self) -> RunData:
+        """Read what comparisons will ask for now (the per-task sums), e.g. in a thread
+        while another run loads."""
+        self._extra_sums()
+        return self
 
     def metric_names(self) -> set[str]:
         """Every number at least one counted trial carries."""

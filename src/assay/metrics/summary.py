@@ -174,25 +174,29 @@ def _task_table(
     ends = np.searchsorted(f.task[order], np.arange(len(f.task_ids)), side="right")
     hat_rows = np.round(passk_matrix(agg.n, agg.c, k_max)[0], 4).tolist()
     keys = [str(k) for k in range(1, k_max + 1)]
+    rewards = [None if r != r else int(r) for r in f.reward[order].tolist()]
+    terminations = f.termination[order].tolist()
+    bounds = list(zip(starts.tolist(), ends.tolist(), strict=True))
     rows: dict[str, TaskRow] = {}
     for t, task_id in enumerate(f.task_ids):
-        idx = order[starts[t] : ends[t]]
+        start, end = bounds[t]
         n, c = int(agg.n[t]), int(agg.c[t])
         m = meta.get(task_id, TaskMeta(task_id))
-        rows[task_id] = TaskRow(
+        # built without validation: every value is computed here with its declared type
+        rows[task_id] = TaskRow.model_construct(
             task_id=task_id,
             stratum=m.stratum,
             split=m.split,
             tags=list(m.tags),
             difficulty=m.difficulty,
-            trials=int(idx.size),
-            excluded=int(idx.size) - n,
+            trials=end - start,
+            excluded=end - start - n,
             successes=c,
             success_rate=_round(c / n) if n else None,
             success_rate_ci=tuple(_round(x) for x in wilson_interval(c, n)) if n else (None, None),
             pass_hat_k=dict(zip(keys[: min(n, k_max)], hat_rows[t], strict=False)),
-            rewards=[None if r != r else int(r) for r in f.reward[idx]],
-            terminations=dict(Counter(f.termination[idx].tolist())),
+            rewards=rewards[start:end],
+            terminations=dict(Counter(terminations[start:end])),
             failures=failures.get(task_id, {}),
         )
     for task_id, m in meta.items():  # planned tasks with no trial yet

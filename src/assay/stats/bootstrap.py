@@ -99,10 +99,12 @@ def bootstrap_ci(
     if fast_mean:
         sums = np.bincount(codes, weights=data, minlength=n_groups)
         counts = np.bincount(codes, minlength=n_groups).astype(np.float64)
+        single = bool(np.all(counts == 1))  # one value per cluster: every resample has n_groups
         parts = []
         for s in range(0, n_resamples, _CHUNK):
             idx = rng.integers(0, n_groups, size=(min(_CHUNK, n_resamples - s), n_groups))
-            parts.append(sums[idx].sum(axis=1) / counts[idx].sum(axis=1))
+            total = counts.sum() if single else counts[idx].sum(axis=1)
+            parts.append(sums[idx].sum(axis=1) / total)
         return _percentile_ci(estimate, np.concatenate(parts), confidence)
     order = np.argsort(codes, kind="stable")
     members = np.split(order, np.cumsum(np.bincount(codes, minlength=n_groups))[:-1])

@@ -16,11 +16,27 @@ from sqlalchemy import Engine, and_, case, func, select, text
 from ..core.results import USAGE_FIELDS
 from . import schema
 
+# NULLs come back as sentinels (NaN has no SQL spelling) so that rows go straight into
+# one typed numpy record array, with no list of tuples in between.
 _FRAME_SQL = """
-SELECT task_id, trial_index, reward, termination, root_cause, error_category, latency_s, cost_usd,
-       input_tokens, output_tokens
-FROM trials WHERE run_id = :run_id ORDER BY task_id, trial_index
+SELECT task_id, trial_index, COALESCE(reward, -1), termination, root_cause, error_category, latency_s,
+       COALESCE(cost_usd, -1e308), COALESCE(input_tokens, -1), COALESCE(output_tokens, -1)
+FROM trials WHERE run_id = :run_id ORDER BY {task_order}, trial_index
 """
+_FRAME_DTYPE = np.dtype(
+    [
+        ("task_id", object),
+        ("trial_index", np.int64),
+        ("reward", np.float64),
+        ("termination", object),
+        ("root_cause", object),
+        ("error_category", object),
+        ("latency_s", np.float64),
+        ("cost_usd", np.float64),
+        ("input_tokens", np.float64),
+        ("output_tokens", np.float64),
+    ]
+)
 
 
 def _fetch(engine: Engine, sql: str, run_id: str, *extra: Any) -> list[tuple[Any, ...]]:
@@ -35,7 +51,7 @@ def _fetch(engine: Engine, sql: str, run_id: str, *extra: Any) -> list[tuple[Any
 def _task_codes(task_ids: Sequence[str]) -> tuple[list[str], npt.NDArray[np.intp]]:
     """Integer codes of task ids that come sorted (equal ids adjacent): the distinct ids
     in order, and each row's code."""
-    if not task_ids:
+    if not len(task_ids):
         return [], np.zeros(0, dtype=np.intp)
     array = np.asarray(task_ids, dtype=object)
     starts = np.ones(array.size, dtype=bool)
@@ -46,22 +62,29 @@ def _task_codes(task_ids: Sequence[str]) -> tuple[list[str], npt.NDArray[np.intp
 def frame_columns(engine: Engine, run_id: str) -> dict[str, Any]:
     """The scalar columns of a run's trials, in (task id, trial index) order, as the
     fields of a ``TrialFrame``; task ids come back as integer codes into ``task_ids``."""
-    rows = _fetch(engine, _FRAME_SQL, run_id)
-    columns: Sequence[Sequence[Any]] = list(zip(*rows, strict=True)) if rows else [()] * 10
-    task_id, trial_index, reward, termination, root_cause, category, latency, cost, t_in, t_out = columns
-    task_ids, codes = _task_codes(task_id)
+    # PostgreSQL sorts text by its locale unless told; task ids are ordered as Python does
+    order = 'task_id COLLATE "C"' if engine.dialect.name == "postgresql" else "task_id"
+    statement, params = _positional(_FRAME_SQL.format(task_order=order), engine.dialect.paramstyle, run_id)
+    with engine.connect() as conn:
+        cursor = conn.exec_driver_sql(statement, params).cursor
+        rows = np.fromiter(iter(cursor) if cursor is not None else iter(()), dtype=_FRAME_DTYPE)
+    task_ids, codes = _task_codes(rows["task_id"])
+
+    def unknown(values: npt.NDArray[np.float64], sentinel: float) -> npt.NDArray[np.float64]:
+        return np.where(values == sentinel, np.nan, values)
+
     return dict(
         task_ids=task_ids,
         task=codes,
-        trial_index=np.asarray(trial_index, dtype=np.int64),
-        reward=np.array(reward, dtype=np.float64),  # None -> nan
-        termination=np.asarray(termination, dtype=object),
-        root_cause=np.asarray(root_cause, dtype=object),
-        latency_s=np.asarray(latency, dtype=np.float64),
-        cost_usd=np.array(cost, dtype=np.float64),
-        input_tokens=np.array(t_in, dtype=np.float64),
-        output_tokens=np.array(t_out, dtype=np.float64),
-        error_category=np.asarray(category, dtype=object),
+        trial_index=rows["trial_index"].copy(),
+        reward=unknown(rows["reward"], -1.0),
+        termination=rows["termination"].copy(),
+        root_cause=rows["root_cause"].copy(),
+        latency_s=rows["latency_s"].copy(),
+        cost_usd=unknown(rows["cost_usd"], -1e308),
+        input_tokens=unknown(rows["input_tokens"], -1.0),
+        output_tokens=unknown(rows["output_tokens"], -1.0),
+        error_category=rows["error_category"].copy(),
     )
 
 
@@ -87,29 +110,48 @@ def _positional(sql: str, paramstyle: str, *values: Any) -> tuple[str, Any]:
 _METRIC_SUMS_SQL = """
 SELECT name, task_id, SUM(value), COUNT(*) FROM trial_metrics WHERE run_id = :run_id GROUP BY name, task_id
 """
-_EXCLUDED_KEYS = "(task_id, trial_index) IN (SELECT task_id, trial_index FROM trials WHERE run_id = :run_id AND reward IS NULL)"
-_METRIC_EXCLUDED_SQL = f"""
-SELECT name, task_id, SUM(value), COUNT(*) FROM trial_metrics
-WHERE run_id = :run_id AND {_EXCLUDED_KEYS} GROUP BY name, task_id
+# Excluded trials are few: they drive the join, probing the rows of each by primary key
+# (SQLite is told which index: it would otherwise scan a covering index run-wide).
+_METRIC_EXCLUDED_SQL = """
+SELECT m.name, m.task_id, SUM(m.value), COUNT(*)
+FROM trials AS t CROSS JOIN trial_metrics AS m {pk_trial_metrics}
+WHERE t.run_id = :run_id AND t.reward IS NULL
+  AND m.run_id = t.run_id AND m.task_id = t.task_id AND m.trial_index = t.trial_index
+GROUP BY m.name, m.task_id
 """
 _SCORE_SUMS_SQL = """
 SELECT grader, task_id, SUM(score), COUNT(score) FROM grades
 WHERE run_id = :run_id AND NOT skipped GROUP BY grader, task_id
 """
-_SCORE_EXCLUDED_SQL = f"""
-SELECT grader, task_id, SUM(score), COUNT(score) FROM grades
-WHERE run_id = :run_id AND NOT skipped AND {_EXCLUDED_KEYS} GROUP BY grader, task_id
+_SCORE_EXCLUDED_SQL = """
+SELECT g.grader, g.task_id, SUM(g.score), COUNT(g.score)
+FROM trials AS t CROSS JOIN grades AS g {pk_grades}
+WHERE t.run_id = :run_id AND t.reward IS NULL
+  AND g.run_id = t.run_id AND g.task_id = t.task_id AND g.trial_index = t.trial_index AND NOT g.skipped
+GROUP BY g.grader, g.task_id
 """
+
+
+def _sql(engine: Engine, template: str) -> str:
+    """``template`` with SQLite's index hints filled in (nothing for other databases)."""
+    sqlite = engine.dialect.name == "sqlite"
+    return template.format(
+        pk_trial_metrics="INDEXED BY sqlite_autoindex_trial_metrics_1" if sqlite else "",
+        pk_grades="INDEXED BY sqlite_autoindex_grades_1" if sqlite else "",
+    )
 
 
 def _minus(
     total: list[tuple[Any, ...]], excluded: list[tuple[Any, ...]], prefix: str = ""
 ) -> list[tuple[str, str, float, int]]:
+    if not excluded:
+        return [(task, prefix + name, float(s or 0.0), int(n)) for name, task, s, n in total]
     gone = {(name, task): (float(s or 0.0), int(n)) for name, task, s, n in excluded}
+    none = (0.0, 0)
     out = []
     for name, task, s, n in total:
-        less_s, less_n = gone.get((name, task), (0.0, 0))
-        if int(n) - less_n > 0:
+        less_s, less_n = gone.get((name, task), none)
+        if n - less_n > 0:
             out.append((task, prefix + name, float(s or 0.0) - less_s, int(n) - less_n))
     return out
 
@@ -118,10 +160,10 @@ def value_sums(engine: Engine, run_id: str) -> list[tuple[str, str, float, int]]
     """Per task and name, the sum and count of the process metrics (``turns``...) and
     grader scores (``score.<grader>``, every scored verdict) of the run's counted
     trials (reward not None): ``(task id, name, sum, count)`` rows."""
-    metrics = _minus(_fetch(engine, _METRIC_SUMS_SQL, run_id), _fetch(engine, _METRIC_EXCLUDED_SQL, run_id))
-    scores = _minus(
-        _fetch(engine, _SCORE_SUMS_SQL, run_id), _fetch(engine, _SCORE_EXCLUDED_SQL, run_id), "score."
-    )
+    excluded = _fetch(engine, _sql(engine, _METRIC_EXCLUDED_SQL), run_id)
+    metrics = _minus(_fetch(engine, _METRIC_SUMS_SQL, run_id), excluded)
+    excluded = _fetch(engine, _sql(engine, _SCORE_EXCLUDED_SQL), run_id)
+    scores = _minus(_fetch(engine, _SCORE_SUMS_SQL, run_id), excluded, "score.")
     return metrics + scores
 
 
@@ -145,10 +187,12 @@ def value_rows(engine: Engine, run_id: str, name: str) -> list[tuple[str, int, f
 
 # Failed trials (reward 0): the graders that failed them, and how the others ended.
 _GRADER_FAILURES_SQL = """
-SELECT task_id, grader, COUNT(*) FROM grades
-WHERE run_id = :run_id AND gating AND passed = false
-  AND (task_id, trial_index) IN (SELECT task_id, trial_index FROM trials WHERE run_id = :run_id AND reward = 0)
-GROUP BY task_id, grader
+SELECT g.task_id, g.grader, COUNT(*)
+FROM trials AS t CROSS JOIN grades AS g {pk_grades}
+WHERE t.run_id = :run_id AND t.reward = 0
+  AND g.run_id = t.run_id AND g.task_id = t.task_id AND g.trial_index = t.trial_index
+  AND g.gating AND g.passed = false
+GROUP BY g.task_id, g.grader
 """
 _OTHER_FAILURES_SQL = """
 SELECT task_id, termination, COUNT(*) FROM trials
@@ -191,7 +235,7 @@ def frame_aggregates(engine: Engine, run_id: str) -> dict[str, Any]:
         .group_by(u.c.role)
     )
     with engine.connect() as conn:
-        failed_trials = conn.execute(text(_GRADER_FAILURES_SQL), {"run_id": run_id}).all()
+        failed_trials = conn.execute(text(_sql(engine, _GRADER_FAILURES_SQL)), {"run_id": run_id}).all()
         n_grader_rows = len(failed_trials)
         failed_trials += conn.execute(text(_OTHER_FAILURES_SQL), {"run_id": run_id}).all()
         graders: dict[str, dict[str, int]] = {}
