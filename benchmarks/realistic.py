@@ -109,7 +109,6 @@ def populate(
 ) -> dict[str, Any]:
     """Write runs ``bench-a`` and ``bench-b`` (``tasks`` x ``k`` trials each) into
     ``store_location``; returns what was written and how long it took."""
-    from assay.core import TaskMeta
     from assay.store import Store
 
     started = time.perf_counter()

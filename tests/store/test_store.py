@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.compare.fakes import FakeRun
+from tests.server.support import AGENT, SUITE, toy_runs
 
 from assay.compare import compare_runs
 from assay.compare.rundata import RunData
@@ -21,8 +23,6 @@ from assay.metrics import FrameExtras, summarize
 from assay.runner.api import Run
 from assay.store import Store
 from assay.store.record import export_run, import_run
-from tests.compare.fakes import FakeRun
-from tests.server.support import AGENT, SUITE, toy_runs
 
 ROOT = Path(__file__).parents[2]
 
@@ -103,7 +103,9 @@ def test_duplicates_are_skipped_and_retried_errors_kept_as_attempts(runs: tuple[
     results = store.load_results(careful.run_id)
     assert store.write_trials(results[:3]) == 0  # already there: never written twice
     broken = [
-        replace(r, run_id=careful.run_id, trial_index=r.trial_index + 10, reward=None, termination="harness_error")
+        replace(
+            r, run_id=careful.run_id, trial_index=r.trial_index + 10, reward=None, termination="harness_error"
+        )
         for r in results[:2]
     ]
     assert store.write_trials([*results[:1], *broken]) == 2
@@ -142,7 +144,18 @@ def _env() -> dict[str, str]:
 
 def _cli(tmp_path: Path, store_url: str, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "assay", "run", str(tmp_path / "suite"), "--agent", AGENT, "--store", store_url, *args],
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "run",
+            str(tmp_path / "suite"),
+            "--agent",
+            AGENT,
+            "--store",
+            store_url,
+            *args,
+        ],
         env=_env(),
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,

@@ -84,8 +84,12 @@ def server() -> Iterator[str]:
     assert initdb and pg_ctl
     try:
         _run([initdb, "-D", str(data), "-U", "assay", "--auth=trust", "-E", "UTF8", "--no-sync"], user)
-        options = f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={sockets} -c fsync=off"
-        _run([pg_ctl, "-D", str(data), "-o", options, "-l", str(tmp / "log"), "-w", "-t", "60", "start"], user)
+        options = (
+            f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={sockets} -c fsync=off"
+        )
+        _run(
+            [pg_ctl, "-D", str(data), "-o", options, "-l", str(tmp / "log"), "-w", "-t", "60", "start"], user
+        )
         try:
             yield f"postgresql+psycopg://assay@127.0.0.1:{port}/postgres"
         finally:

@@ -190,8 +190,8 @@ class RunData:
                 for name in sorted(set(names) - set(BASE_VALUES)):
                     pick = (name_of == name) & (codes >= 0)
                     sums[name] = (
-                        np.bincount(codes[pick], weights=total[pick], minlength=size),
-                        np.bincount(codes[pick], weights=count[pick], minlength=size),
+                        np.bincount(codes[pick], weights=total[pick], minlength=size).astype(np.float64),
+                        np.bincount(codes[pick], weights=count[pick], minlength=size).astype(np.float64),
                     )
             self._sums = sums
         return self._sums
@@ -218,10 +218,12 @@ class RunData:
         """Per task, the mean of ``name`` over its counted trials that carry it (NaN
         where none does)."""
         size = len(self.task_ids)
+        total: FloatArray
+        count: FloatArray
         if name in self.base:
             values = self.base[name]
             have = ~np.isnan(values)
-            total = np.bincount(self.task[have], weights=values[have], minlength=size)
+            total = np.bincount(self.task[have], weights=values[have], minlength=size).astype(np.float64)
             count = np.bincount(self.task[have], minlength=size).astype(np.float64)
         else:
             total, count = self._extra_sums().get(name, (np.zeros(size), np.zeros(size)))

@@ -74,7 +74,7 @@ class ToolEnvironment:
 
     def call(self, name: str, args: dict[str, Any], for_: Caller = "agent") -> str:
         tool = self.toolkit.get(name, for_)
-        ctx = ToolContext(self.db, self.now, caller=for_, seed=self._seed)
+        ctx = ToolContext(self.db, self.now, None, for_, seed=self._seed)  # type: ignore[arg-type]
         return render_result(tool(ctx, args))
 
     def snapshot(self) -> State:

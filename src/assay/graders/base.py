@@ -27,7 +27,11 @@ def _parsed(cls: type[Grader[Any]], spec: GraderSpec) -> Any:
     if hit is not None and hit[0]() is spec:
         return hit[1]
     params = cls.parse(spec.params)
-    _PARAMS[key] = (weakref.ref(spec, lambda _, key=key: _PARAMS.pop(key, None)), params)
+
+    def forget(_: object) -> None:
+        _PARAMS.pop(key, None)
+
+    _PARAMS[key] = (weakref.ref(spec, forget), params)
     return params
 
 

@@ -126,7 +126,11 @@ class _GoldCache:
             return hit[1]
         value = build()  # a ToolError propagates and nothing is kept
         entries = self._entries
-        self._entries[key] = (weakref.ref(task, lambda _, key=key: entries.pop(key, None)), value)
+
+        def forget(_: object) -> None:
+            entries.pop(key, None)
+
+        self._entries[key] = (weakref.ref(task, forget), value)
         return value
 
 

@@ -165,6 +165,10 @@ def _usage(frame: TrialFrame, extras: FrameExtras) -> Usage:
     )
 
 
+def _ci(bounds: tuple[float, float]) -> tuple[float | None, float | None]:
+    return (_round(bounds[0]), _round(bounds[1]))
+
+
 def _task_table(
     agg: _Aggregates, meta: dict[str, TaskMeta], failures: dict[str, dict[str, int]], k_max: int
 ) -> list[TaskRow]:
@@ -193,7 +197,7 @@ def _task_table(
             excluded=end - start - n,
             successes=c,
             success_rate=_round(c / n) if n else None,
-            success_rate_ci=tuple(_round(x) for x in wilson_interval(c, n)) if n else (None, None),
+            success_rate_ci=_ci(wilson_interval(c, n)) if n else (None, None),
             pass_hat_k=dict(zip(keys[: min(n, k_max)], hat_rows[t], strict=False)),
             rewards=rewards[start:end],
             terminations=dict(Counter(terminations[start:end])),

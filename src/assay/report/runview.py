@@ -153,7 +153,8 @@ def _counts(values: npt.NDArray[Any]) -> dict[str, int]:
 
 def _either(values: npt.NDArray[Any], fallback: npt.NDArray[Any] | str) -> npt.NDArray[Any]:
     """``values`` where not None, else ``fallback``."""
-    return np.where(np.equal(values, None), fallback, values)
+    missing = np.fromiter((v is None for v in values.tolist()), dtype=bool, count=values.size)
+    return np.where(missing, fallback, values)
 
 
 def failure_breakdown(frame: TrialFrame, extras: FrameExtras) -> dict[str, dict[str, int]]:
@@ -188,8 +189,8 @@ def tokens_by_role(frame: TrialFrame, extras: FrameExtras) -> dict[str, dict[str
         for side in ("input", "output"):
             suffix = f"_{side}_tokens"
             if key.endswith(suffix) and key != suffix[1:]:
-                role = table.setdefault(key[: -len(suffix)], {"input": 0, "output": 0})
-                role[side] += int(total)
+                counts = table.setdefault(key[: -len(suffix)], {"input": 0, "output": 0})
+                counts[side] += int(total)
     return dict(sorted(table.items()))
 
 

@@ -202,7 +202,9 @@ class RayExecutor:
                     return
                 for ref, outcome in await asyncio.to_thread(self._collect, ray, list(pending)):
                     job = pending.pop(ref)
-                    await deliver(on_result, outcome if isinstance(outcome, TrialResult) else lost_trial(job, outcome))
+                    await deliver(
+                        on_result, outcome if isinstance(outcome, TrialResult) else lost_trial(job, outcome)
+                    )
         finally:
             for ref in pending:  # interrupted: stop what still runs (best effort)
                 with contextlib.suppress(Exception):

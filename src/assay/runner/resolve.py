@@ -154,7 +154,7 @@ class SpilledTasks:
         return self._replay() if self._file is not None else self._first()
 
     def _first(self) -> Iterator[Task]:
-        spill = tempfile.TemporaryFile(prefix="assay-tasks-")
+        spill = tempfile.TemporaryFile(prefix="assay-tasks-")  # noqa: SIM115 (kept for the later passes)
         pickler = pickle.Pickler(spill, protocol=pickle.HIGHEST_PROTOCOL)
         try:
             for task in self._parse():

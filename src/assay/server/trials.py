@@ -15,6 +15,10 @@ from ..report.runview import frame_rows
 _NUMERIC = ("reward", "trial", "latency_s", "cost_usd", "tokens")
 
 
+def _none(values: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+    return np.fromiter((v is None for v in values.tolist()), dtype=bool, count=values.size)
+
+
 class TrialTable:
     """Every trial of a run as columns, with :meth:`page` as the tables' JSON source."""
 
@@ -52,7 +56,7 @@ class TrialTable:
     def _text(self, key: str) -> npt.NDArray[Any]:
         if key not in self._lower:
             values = self.columns[key]
-            self._lower[key] = np.char.lower(np.where(np.equal(values, None), "", values).astype(str))
+            self._lower[key] = np.char.lower(np.where(_none(values), "", values).astype(str))
         return self._lower[key]
 
     def page(
@@ -86,7 +90,7 @@ class TrialTable:
                 missing = np.isnan(values.astype(np.float64))
                 order = np.argsort(values.astype(np.float64), kind="stable")
             else:
-                missing = np.equal(values, None)
+                missing = _none(values)
                 order = np.argsort(np.where(missing, "", values).astype(str), kind="stable")
             if desc:
                 order = order[::-1]

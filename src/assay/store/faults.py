@@ -39,7 +39,12 @@ def _what(exc: BaseException) -> tuple[str, str]:
     state = str(getattr(exc, "sqlstate", "") or "")
     if state == "25006" or "readonly" in low or "read-only" in low:
         return "read_only", text
-    if state in ("53100", "53200") or "disk is full" in low or "no space left" in low or "could not extend" in low:
+    if (
+        state in ("53100", "53200")
+        or "disk is full" in low
+        or "no space left" in low
+        or "could not extend" in low
+    ):
         return "full", text
     if state == "XX001" or "malformed" in low or "not a database" in low or "database corrupt" in low:
         return "corrupt", text
@@ -83,7 +88,9 @@ def fault(exc: BaseException, url: str) -> StoreFault | None:
             "removed device; fix it, then resume the run with assay run --resume RUN_ID"
         )
     if kind == "unreachable":
-        return StoreFault(f"cannot open or reach {where} ({text}); check the path or URL, the server and access")
+        return StoreFault(
+            f"cannot open or reach {where} ({text}); check the path or URL, the server and access"
+        )
     return None
 
 

@@ -4,9 +4,9 @@ turns them into its frames (:class:`assay.metrics.TrialFrame`, ``FrameExtras``).
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Sequence
 import re
+from collections import Counter, defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -45,15 +45,23 @@ def _fetch(engine: Engine, sql: str, run_id: str, *extra: Any) -> list[tuple[Any
     statement, params = _positional(sql, engine.dialect.paramstyle, run_id, *extra)
     with engine.connect() as conn:
         cursor = conn.exec_driver_sql(statement, params).cursor
-        return cursor.fetchall() if cursor is not None else []
+        return list(cursor.fetchall()) if cursor is not None else []
 
 
-def _task_codes(task_ids: Sequence[str]) -> tuple[list[str], npt.NDArray[np.intp]]:
+def _rows(cursor: Any) -> Iterator[tuple[Any, ...]]:
+    """A DBAPI cursor's rows, fetched in batches."""
+    if cursor is None:
+        return
+    while batch := cursor.fetchmany(20_000):
+        yield from batch
+
+
+def _task_codes(task_ids: npt.ArrayLike) -> tuple[list[str], npt.NDArray[np.intp]]:
     """Integer codes of task ids that come sorted (equal ids adjacent): the distinct ids
     in order, and each row's code."""
-    if not len(task_ids):
-        return [], np.zeros(0, dtype=np.intp)
     array = np.asarray(task_ids, dtype=object)
+    if not array.size:
+        return [], np.zeros(0, dtype=np.intp)
     starts = np.ones(array.size, dtype=bool)
     starts[1:] = array[1:] != array[:-1]
     return array[starts].tolist(), (np.cumsum(starts) - 1).astype(np.intp)
@@ -67,7 +75,7 @@ def frame_columns(engine: Engine, run_id: str) -> dict[str, Any]:
     statement, params = _positional(_FRAME_SQL.format(task_order=order), engine.dialect.paramstyle, run_id)
     with engine.connect() as conn:
         cursor = conn.exec_driver_sql(statement, params).cursor
-        rows = np.fromiter(iter(cursor) if cursor is not None else iter(()), dtype=_FRAME_DTYPE)
+        rows = np.fromiter(_rows(cursor), dtype=_FRAME_DTYPE)
     task_ids, codes = _task_codes(rows["task_id"])
 
     def unknown(values: npt.NDArray[np.float64], sentinel: float) -> npt.NDArray[np.float64]:
@@ -206,7 +214,7 @@ GROUP BY task_id, termination
 def frame_aggregates(engine: Engine, run_id: str) -> dict[str, Any]:
     """Grader verdict counts, process-metric means, usage by role and the graders that
     failed each task, as SQL aggregates."""
-    g, t, m, u = schema.grades, schema.trials, schema.trial_metrics, schema.trial_usage
+    g, m, u = schema.grades, schema.trial_metrics, schema.trial_usage
     verdicts = (
         select(
             g.c.grader,
@@ -235,9 +243,9 @@ def frame_aggregates(engine: Engine, run_id: str) -> dict[str, Any]:
         .group_by(u.c.role)
     )
     with engine.connect() as conn:
-        failed_trials = conn.execute(text(_sql(engine, _GRADER_FAILURES_SQL)), {"run_id": run_id}).all()
+        failed_trials = list(conn.execute(text(_sql(engine, _GRADER_FAILURES_SQL)), {"run_id": run_id}))
         n_grader_rows = len(failed_trials)
-        failed_trials += conn.execute(text(_OTHER_FAILURES_SQL), {"run_id": run_id}).all()
+        failed_trials += list(conn.execute(text(_OTHER_FAILURES_SQL), {"run_id": run_id}))
         graders: dict[str, dict[str, int]] = {}
         for name, skipped, passed, failed, none, review in conn.execute(verdicts):
             counts = {"skipped": skipped, "passed": passed, "failed": failed, "no_verdict": none}

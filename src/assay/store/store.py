@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import os
 import time
-from operator import itemgetter
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +74,9 @@ def _busy_timeout() -> float:
     try:
         return max(0.0, float(os.environ.get("ASSAY_STORE_TIMEOUT", "30")))
     except ValueError:
-        raise SpecError(f"$ASSAY_STORE_TIMEOUT must be a number of seconds, not {os.environ['ASSAY_STORE_TIMEOUT']!r}") from None
+        raise SpecError(
+            f"$ASSAY_STORE_TIMEOUT must be a number of seconds, not {os.environ['ASSAY_STORE_TIMEOUT']!r}"
+        ) from None
 
 
 def _sqlite_pragmas(timeout_ms: int, writable: bool) -> Any:

@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
 from tests.server.support import AGENT, SUITE
 
 ROOT = Path(__file__).parents[2]
@@ -80,7 +79,9 @@ def suite(tmp_path: Path) -> Path:
 @contextlib.contextmanager
 def tmpfs(size: str) -> Iterator[Path]:
     point = Path(tempfile.mkdtemp(prefix="assay-fs-"))
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)], capture_output=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)], capture_output=True
+    )
     if mounted.returncode != 0:
         point.rmdir()
         raise OSError("cannot mount a tmpfs here")
@@ -201,10 +202,10 @@ def socket_free_port() -> Iterator[int]:
 
 def test_two_processes_starting_the_same_run_id(suite: Path, tmp_path: Path) -> None:
     db = tmp_path / "race.db"
+    argv = [sys.executable, "-m", "assay", "run", str(suite / "suite"), "--agent", AGENT, "--store", str(db)]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "assay", "run", str(suite / "suite"), "--agent", AGENT, "--store", str(db)]
-            + ["--run-id", "same", "-k", "2"],
+            [*argv, "--run-id", "same", "-k", "2"],
             cwd=suite,
             env=_env(),
             stdout=subprocess.DEVNULL,
