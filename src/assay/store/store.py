@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import (
     Engine,
+    make_url,
     create_engine,
     delete,
     event,
@@ -69,6 +70,16 @@ def resolve_url(store: str | os.PathLike[str] | None = None) -> str:
     return f"sqlite:///{path}"
 
 
+def _shown(url: str) -> str:
+    """``url`` with its password masked (``postgresql://me:***@db/assay``)."""
+    if "://" not in url or "@" not in url:
+        return url
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return url.split("://", 1)[0] + "://***"
+
+
 def _busy_timeout() -> float:
     """Seconds a write waits for another process's lock ($ASSAY_STORE_TIMEOUT, default 30)."""
     try:
@@ -106,13 +117,15 @@ class Store:
     raised as that one-sentence fault."""
 
     def __init__(self, store: str | os.PathLike[str] | None = None):
-        self.url = resolve_url(store)
-        self.path = sqlite_path(self.url)
+        raw = resolve_url(store)
+        self.url = _shown(raw)
+        """The store's URL as shown to people: its password, if any, masked."""
+        self.path = sqlite_path(raw)
         self.read_only: str | None = read_only_reason(self.path) if self.path is not None else None
         timeout = _busy_timeout()
         kwargs: dict[str, Any] = {}
-        url = self.url
-        if self.url == "sqlite://":
+        url = raw
+        if raw == "sqlite://":
             kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
         elif self.path is not None:
             kwargs = {"connect_args": {"timeout": timeout}}
