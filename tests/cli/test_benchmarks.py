@@ -17,7 +17,14 @@ def test_harness_benchmarks_run_at_small_size(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "ASSAY_STORE"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "harness.py"), "--small", "--no-inspect", "--json", str(out)],
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "harness.py"),
+            "--small",
+            "--no-inspect",
+            "--json",
+            str(out),
+        ],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -32,7 +39,9 @@ def test_harness_benchmarks_run_at_small_size(tmp_path: Path) -> None:
     for run in report["concurrency"]:
         assert run["trials"] == 40 and len(run["ratio_to_ideal_each_run"]) == 1
         assert run["ratio_to_ideal"]["median"] >= 1.0  # nothing beats the ideal
-    assert report["multiturn"]["trials"] == 57 and report["multiturn"]["in_process_trials_per_s"]["median"] > 0
+    assert (
+        report["multiturn"]["trials"] == 57 and report["multiturn"]["in_process_trials_per_s"]["median"] > 0
+    )
     durable = report["durability"]
     assert durable["trials"] == 200 and durable["process_peak_rss_mb"] > 0
     assert 0 <= durable["durability_wait_s"]["median"] <= durable["durability_wait_s"]["max"]

@@ -19,6 +19,7 @@ from ..errors import AssayError, ResumeError
 from ..llm.cassette import Cassette, use_cassette
 from ..metrics.frame import FrameExtras, TrialFrame
 from ..metrics.summary import RunSummary, summarize_run
+from ..store.frames import concurrently
 from ..store.store import Store, now_iso
 from ..suites.loaded import LoadedSuite
 from .executor import Executor
@@ -94,9 +95,12 @@ class Run:
         """The run's summary: what ``assay run --json`` prints and every report reads."""
         if self._summary is not None:
             return self._summary
-        summary = summarize_run(
-            self.info, self.frame(), self.extras(), self.tasks, self.store.count_attempts(self.run_id)
-        )
+        if self._frame is None and self._extras is None:  # read both at once
+            read: list[Callable[[], Any]] = [self.frame, self.extras]
+            frame, extras = concurrently(self.store.engine, read)
+        else:
+            frame, extras = self.frame(), self.extras()
+        summary = summarize_run(self.info, frame, extras, self.tasks, self.store.count_attempts(self.run_id))
         if self.info.status == "finished":
             self._summary = summary
         return summary

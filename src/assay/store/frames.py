@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -211,6 +212,21 @@ GROUP BY task_id, termination
 """
 
 
+T = TypeVar("T")
+
+
+def concurrently(engine: Engine, reads: Sequence[Callable[[], T]]) -> list[T]:
+    """Run independent reads of one store at the same time, in two threads (SQLite and
+    the database drivers release the GIL while the database works), started in the
+    order given (put the longest first); results in that order. An in-memory SQLite
+    store has one connection: its reads run one after the other."""
+    if engine.dialect.name == "sqlite" and engine.url.database in (None, "", ":memory:"):
+        return [read() for read in reads]
+    with ThreadPoolExecutor(2, thread_name_prefix="assay-read") as pool:
+        futures = [pool.submit(read) for read in reads]
+        return [future.result() for future in futures]
+
+
 def frame_aggregates(engine: Engine, run_id: str) -> dict[str, Any]:
     """Grader verdict counts, process-metric means, usage by role and the graders that
     failed each task, as SQL aggregates."""
@@ -242,30 +258,43 @@ def frame_aggregates(engine: Engine, run_id: str) -> dict[str, Any]:
         .where(u.c.run_id == run_id)
         .group_by(u.c.role)
     )
-    with engine.connect() as conn:
-        failed_trials = list(conn.execute(text(_sql(engine, _GRADER_FAILURES_SQL)), {"run_id": run_id}))
-        n_grader_rows = len(failed_trials)
-        failed_trials += list(conn.execute(text(_OTHER_FAILURES_SQL), {"run_id": run_id}))
-        graders: dict[str, dict[str, int]] = {}
-        for name, skipped, passed, failed, none, review in conn.execute(verdicts):
-            counts = {"skipped": skipped, "passed": passed, "failed": failed, "no_verdict": none}
-            graders[name] = dict(
-                sorted({**{k: int(v) for k, v in counts.items() if v}, "needs_review": int(review)}.items())
-            )
-        process_rows = conn.execute(means).all()
-        by_role: dict[str, dict[str, Any]] = {}
-        for row in conn.execute(usage):
-            role, *sums, cost, unpriced = row
-            by_role[role] = {
-                **{f: int(v or 0) for f, v in zip(USAGE_FIELDS, sums, strict=True)},
-                "cost_usd": float(cost or 0.0),
-                "unpriced_trials": int(unpriced),
-            }
-        failures: dict[str, Counter[str]] = defaultdict(Counter)
-        for task_id, what, count in failed_trials:
-            failures[task_id][what] += count
+
+    def rows(query: Any) -> Callable[[], list[Any]]:
+        def read() -> list[Any]:
+            with engine.connect() as conn:
+                return list(conn.execute(query, {"run_id": run_id}))
+
+        return read
+
+    process_rows, grader_failed, other_failed, verdict_rows, usage_rows = concurrently(
+        engine,
+        [
+            rows(means),  # the largest: one row per metric per trial
+            rows(text(_sql(engine, _GRADER_FAILURES_SQL))),
+            rows(text(_OTHER_FAILURES_SQL)),
+            rows(verdicts),
+            rows(usage),
+        ],
+    )
+    graders: dict[str, dict[str, int]] = {}
+    for name, skipped, passed, failed, none, review in verdict_rows:
+        counts = {"skipped": skipped, "passed": passed, "failed": failed, "no_verdict": none}
+        graders[name] = dict(
+            sorted({**{k: int(v) for k, v in counts.items() if v}, "needs_review": int(review)}.items())
+        )
+    by_role: dict[str, dict[str, Any]] = {}
+    for row in usage_rows:
+        role, *sums, cost, unpriced = row
+        by_role[role] = {
+            **{f: int(v or 0) for f, v in zip(USAGE_FIELDS, sums, strict=True)},
+            "cost_usd": float(cost or 0.0),
+            "unpriced_trials": int(unpriced),
+        }
+    failures: dict[str, Counter[str]] = defaultdict(Counter)
+    for task_id, what, count in [*grader_failed, *other_failed]:
+        failures[task_id][what] += count
     failed_graders: Counter[str] = Counter()
-    for _, grader, count in failed_trials[:n_grader_rows]:
+    for _, grader, count in grader_failed:
         failed_graders[grader] += count
     return {
         "graders": dict(sorted(graders.items())),

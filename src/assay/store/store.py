@@ -18,7 +18,6 @@ from typing import Any
 
 from sqlalchemy import (
     Engine,
-    make_url,
     create_engine,
     delete,
     event,
@@ -26,6 +25,7 @@ from sqlalchemy import (
     func,
     insert,
     inspect,
+    make_url,
     or_,
     select,
     tuple_,
