@@ -77,7 +77,9 @@ class _Scores:
         spec = profile.metrics[metric]
         key = (name, metric, spec.tau, spec.direction, spec.k)
         if key not in self._parts:
-            one = ScoringProfile(name="one", version="1", metrics={metric: spec.model_copy(update={"weight": 1.0})})
+            one = ScoringProfile(
+                name="one", version="1", metrics={metric: spec.model_copy(update={"weight": 1.0})}
+            )
             self._parts[key] = trial_breakdown(self.configs[name], one).total
         return self._parts[key]
 

@@ -133,12 +133,19 @@ def load_source(source: str | Path | LoadedSuite) -> tuple[LoadedSuite, str]:
 
 def task_source(suite: LoadedSuite, seed: int, keep: Callable[[Task], bool]) -> TaskSource:
     """The run's concrete tasks, again for each pass, parsed once per run: kept in
-    memory for ordinary suites; for suites with JSONL files, parsed on the first pass
-    and kept pickled in a temporary file for the next ones (memory stays flat)."""
-    if not suite.streamed:
+    memory for ordinary suites; for suites with JSONL files or more than
+    :data:`IN_MEMORY_TASKS` tasks, made on the first pass and kept pickled in a
+    temporary file for the next ones (memory stays flat)."""
+    planned = sum(spec.instances for spec in suite.tasks)
+    if not suite.streamed and planned <= IN_MEMORY_TASKS:
         tasks = [t for t in instantiate(suite, seed) if keep(t)]
         return lambda: tasks
     return SpilledTasks(lambda: (t for t in iter_instances(suite, seed) if keep(t)))
+
+
+#: Suites of at most this many concrete tasks keep them in memory during a run; larger
+#: ones (and suites with JSONL files) keep them in a temporary file (about 2 kB a task).
+IN_MEMORY_TASKS = 10_000
 
 
 class SpilledTasks:
