@@ -5,6 +5,7 @@ failed write stops the run; and a run parses its suite's tasks once."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from pathlib import Path
@@ -95,10 +96,8 @@ def test_a_jsonl_suite_is_parsed_once_per_run(tmp_path: Path, monkeypatch: pytes
     suite = tmp_path / "suite"
     (suite / "tasks").mkdir(parents=True)
     (suite / "suite.yaml").write_text("name: lines\ndefaults: {trials: 3}\n")
-    lines = [
-        '{"id": "q%d", "user": {"opening": "Say hello."}, "graders": [{"text": {"contains": "hello"}}]}' % i
-        for i in range(5)
-    ]
+    task = {"user": {"opening": "Say hello."}, "graders": [{"text": {"contains": "hello"}}]}
+    lines = [json.dumps({"id": f"q{i}", **task}) for i in range(5)]
     (suite / "tasks" / "all.jsonl").write_text("\n".join(lines) + "\n")
     passes = []
     real = loader.iter_specs
