@@ -17,7 +17,7 @@ from ..stats import adjust_pvalues
 from .boxes import BoxResult, resolve_profile, score_runs
 from .breakdown import FlippedTask, GroupDelta, detectable_difference, flipped_tasks, group_deltas
 from .decision import Decision, decide, decision_sensitivity
-from .paired import Family, MetricRow, continuous_row, quality_row
+from .paired import Family, MetricRow, continuous_rows, quality_row
 from .pairing import QUALITY_VALUES, MatchBy, Pairing, RunData, RunLike, TaskOutcome, pair_runs
 
 ADJUST_METHODS = ("holm", "bonferroni", "bh")
@@ -138,18 +138,11 @@ def _rows(
     pairing: Pairing, primary: set[str], confidence: float, n_resamples: int, seed: int
 ) -> list[MetricRow]:
     rows = [quality_row(pairing, confidence)]
-    rows.append(
-        continuous_row(pairing, "success_rate", confidence=confidence, n_resamples=n_resamples, seed=seed)
-    )
     names = (pairing.metric_names() | primary) - QUALITY_VALUES
-    for metric in sorted(names, key=lambda m: (m not in primary, m.startswith("score."), m)):
-        family: Family = "primary" if metric in primary else "secondary"
-        rows.append(
-            continuous_row(
-                pairing, metric, family=family, confidence=confidence, n_resamples=n_resamples, seed=seed
-            )
-        )
-    return rows
+    ordered = sorted(names, key=lambda m: (m not in primary, m.startswith("score."), m))
+    metrics: list[tuple[str, Family]] = [("success_rate", "secondary")]
+    metrics += [(m, "primary" if m in primary else "secondary") for m in ordered]
+    return rows + continuous_rows(pairing, metrics, confidence=confidence, n_resamples=n_resamples, seed=seed)
 
 
 def _adjust(rows: list[MetricRow], method: str) -> dict[str, int]:

@@ -114,10 +114,17 @@ class RunData:
     def of(cls, run: Any) -> RunData:
         """From a stored run (``assay.runner.Run``: columns and SQL) or any run-like
         object with ``info``, ``tasks`` and ``results`` (objects, for small runs)."""
+        derived = getattr(run, "derived", None)  # a finished Run keeps what layers derive
+        if isinstance(derived, dict) and isinstance(derived.get("compare.rundata"), RunData):
+            return derived["compare.rundata"]
         store = getattr(run, "store", None)
         if store is not None and hasattr(store, "value_sums") and hasattr(run, "frame"):
-            return cls.from_frame(run.info, run.tasks, run.frame(), StoreValues(store, run.info.run_id))
-        return cls.from_results(run.info, run.tasks, run.results)
+            data = cls.from_frame(run.info, run.tasks, run.frame(), StoreValues(store, run.info.run_id))
+        else:
+            data = cls.from_results(run.info, run.tasks, run.results)
+        if isinstance(derived, dict) and run.info.status == "finished":
+            derived["compare.rundata"] = data
+        return data
 
     @classmethod
     def from_results(

@@ -246,7 +246,9 @@ def build_report(
     for v, run in zip(views, runs, strict=True):
         frame = run.frame()
         listed = trial_order(frame)
-        failed_rows = frame_rows(frame, listed[: limits.trials], run.store.failed_graders(run.run_id))
+        head = listed[: limits.trials]
+        head_keys = [(frame.task_ids[frame.task[i]], int(frame.trial_index[i])) for i in head.tolist()]
+        failed_rows = frame_rows(frame, head, run.store.failed_graders(run.run_id, head_keys))
         if transcripts != "none":
             chosen = listed if transcripts == "failed" else trial_order(frame, "all")
             room = max(0, max_transcripts - len(packed))

@@ -45,7 +45,11 @@ def curve_points(summary: RunSummary) -> dict[str, list[dict[str, Any]]]:
     """pass^k and pass@k for k = 1..K with the summary's intervals, and how many tasks
     (with at least k counted trials) each averages."""
     o = summary.overall
-    counted = [t.trials - t.excluded for t in summary.tasks]
+    counted = np.sort(np.array([t.trials - t.excluded for t in summary.tasks], dtype=np.int64))
+
+    def at_least(k: int) -> int:  # tasks with at least k counted trials
+        return int(counted.size - np.searchsorted(counted, k, side="left"))
+
     out: dict[str, list[dict[str, Any]]] = {}
     for name, values, cis in (
         ("pass_hat_k", o.pass_hat_k, o.pass_hat_k_ci),
@@ -57,7 +61,7 @@ def curve_points(summary: RunSummary) -> dict[str, list[dict[str, Any]]]:
                 "value": value,
                 "low": cis.get(k, (None, None))[0],
                 "high": cis.get(k, (None, None))[1],
-                "tasks": sum(1 for n in counted if n >= int(k)),
+                "tasks": at_least(int(k)),
             }
             for k, value in values.items()
         ]

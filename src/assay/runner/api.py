@@ -46,6 +46,9 @@ class Run:
         self._frame: TrialFrame | None = None
         self._extras: FrameExtras | None = None
         self._summary: RunSummary | None = None
+        self.derived: dict[str, Any] = {}
+        """What other layers derive from a finished run and keep with it (compare's
+        columns, so that a report reads them once)."""
 
     @property
     def run_id(self) -> str:

@@ -12,7 +12,7 @@ See docs/statistics.md and docs/rankings.md.
 """
 
 from .agreement import cohen_kappa, confusion_matrix, rank_average, raw_agreement, spearman_rho
-from .bootstrap import BootstrapCI, bootstrap_ci, cluster_bootstrap_ci, group_by_cluster
+from .bootstrap import BootstrapCI, bootstrap_ci, bootstrap_means, cluster_bootstrap_ci, group_by_cluster
 from .clustered import ClusteredMean, RateInterval, clustered_mean, clustered_rate_interval, clustered_se
 from .intervals import binomial_se, wilson_bounds, wilson_interval
 from .multiplicity import adjust_pvalues, familywise_error_rate
@@ -77,6 +77,7 @@ __all__ = [
     "adjust_pvalues",
     "binomial_se",
     "bootstrap_ci",
+    "bootstrap_means",
     "bootstrap_ratings",
     "bradley_terry",
     "cluster_bootstrap_ci",

@@ -185,6 +185,17 @@ WHERE run_id = :run_id AND grader = :p1 AND score IS NOT NULL AND NOT skipped OR
 """
 
 
+_FAILED_GRADERS_SQL = """
+SELECT task_id, trial_index, grader, position FROM grades
+WHERE run_id = :run_id AND gating AND passed = false ORDER BY task_id, trial_index, position
+"""
+
+
+def failed_grader_rows(engine: Engine, run_id: str) -> list[tuple[str, int, str, int]]:
+    """(task id, trial index, grader, position) of every gating verdict that failed."""
+    return [tuple(r) for r in _fetch(engine, _FAILED_GRADERS_SQL, run_id)]
+
+
 def value_rows(engine: Engine, run_id: str, name: str) -> list[tuple[str, int, float]]:
     """``(task id, trial index, value)`` of every trial of the run (counted or not) that
     carries a process metric or grader score (``score.<grader>``; a grader named twice

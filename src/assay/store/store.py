@@ -49,7 +49,7 @@ from .codec import (
 )
 from .faults import QUICK_CHECK_MAX_BYTES, StoreFault, header_problem, read_only_reason, sqlite_path
 from .faults import install as install_faults
-from .frames import frame_aggregates, frame_columns, value_rows, value_sums
+from .frames import failed_grader_rows, frame_aggregates, frame_columns, value_rows, value_sums
 
 DEFAULT_STORE = ".assay/assay.db"
 
@@ -469,19 +469,29 @@ class Store:
                     found[k] = decode_record(r.record, grades.get(k, []))
         return [found[k] for k in keys if k in found]
 
-    def failed_graders(self, run_id: str) -> dict[tuple[str, int], list[str]]:
+    def failed_graders(
+        self, run_id: str, keys: list[tuple[str, int]] | None = None
+    ) -> dict[tuple[str, int], list[str]]:
         """The gating graders that failed each trial (only trials some gating grader
-        failed), by (task id, trial index)."""
-        g = schema.grades
-        query = (
-            select(g.c.task_id, g.c.trial_index, g.c.grader)
-            .where(g.c.run_id == run_id, g.c.gating, g.c.passed.is_(False))
-            .order_by(g.c.task_id, g.c.trial_index, g.c.position)
-        )
+        failed), by (task id, trial index); of the trials ``keys`` only, when given."""
         out: dict[tuple[str, int], list[str]] = {}
-        with self.engine.connect() as conn:
-            for task_id, index, grader in conn.execute(query):
-                out.setdefault((task_id, index), []).append(grader)
+        if keys is None:
+            rows = failed_grader_rows(self.engine, run_id)
+        else:
+            g = schema.grades
+            rows = []
+            with self.engine.connect() as conn:
+                for start in range(0, len(keys), 500):
+                    query = select(g.c.task_id, g.c.trial_index, g.c.grader, g.c.position).where(
+                        g.c.run_id == run_id,
+                        g.c.gating,
+                        g.c.passed.is_(False),
+                        tuple_(g.c.task_id, g.c.trial_index).in_(keys[start : start + 500]),
+                    )
+                    rows.extend(tuple(r) for r in conn.execute(query))
+            rows.sort(key=lambda r: (r[0], r[1], r[3]))
+        for task_id, index, grader, _ in rows:
+            out.setdefault((task_id, index), []).append(grader)
         return out
 
     def frame_columns(self, run_id: str) -> dict[str, Any]:
