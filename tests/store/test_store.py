@@ -205,3 +205,42 @@ def test_a_ray_driver_and_a_local_run_write_one_postgres_store(pg_server: str, t
         assert run.info.status == "finished" and len(run.frame()) == 18
     on_ray, local_run = (Run.load(r, store).summary() for r in ("on-ray", "local"))
     assert on_ray.overall.success_rate == local_run.overall.success_rate  # same seeds, same results
+
+
+def _sums_from_rows(store: Store, run_id: str) -> dict[tuple[str, str], tuple[float, int]]:
+    from assay.store.frames import value_sums
+
+    return {(t, n): (s, c) for t, n, s, c in value_sums(store.engine, run_id, summed=False)}
+
+
+def _kept_sums(store: Store, run_id: str) -> dict[tuple[str, str], tuple[float, int]]:
+    return {(t, n): (s, c) for t, n, s, c in store.value_sums(run_id)}
+
+
+def test_per_task_sums_follow_writes_retries_and_migration(runs: tuple[Store, Run, Run], store_url: str) -> None:
+    store, careful, flaky = runs
+    results = store.load_results(careful.run_id)
+    broken = [
+        replace(r, trial_index=r.trial_index + 10, reward=None, termination="harness_error") for r in results[:3]
+    ]
+    store.write_trials(broken)
+    for run_id in (careful.run_id, flaky.run_id):
+        kept, rows = _kept_sums(store, run_id), _sums_from_rows(store, run_id)
+        assert kept.keys() == rows.keys() and kept
+        for key, (total, count) in rows.items():
+            assert kept[key][1] == count and kept[key][0] == pytest.approx(total)
+    assert store.retry_errors(careful.run_id) == 3  # moved to the attempts: their share goes
+    assert _kept_sums(store, careful.run_id).keys() == _sums_from_rows(store, careful.run_id).keys()
+    before = store.frame_aggregates(careful.run_id)["process_totals"]
+    from sqlalchemy import text
+
+    with store.engine.begin() as conn:  # a store of schema 2: no sums, version 2
+        conn.execute(text("DELETE FROM task_sums"))
+        conn.execute(text("UPDATE assay_meta SET value = '2' WHERE key = 'schema_version'"))
+    reopened = Store(store_url)  # migrates: the sums are computed from the stored rows
+    assert reopened.summed
+    after = reopened.frame_aggregates(careful.run_id)["process_totals"]
+    assert after.keys() == before.keys() and all(after[k] == pytest.approx(before[k]) for k in before)
+    kept, rows = _kept_sums(reopened, flaky.run_id), _sums_from_rows(reopened, flaky.run_id)
+    assert kept.keys() == rows.keys()
+    assert all(kept[k][1] == rows[k][1] and kept[k][0] == pytest.approx(rows[k][0]) for k in rows)

@@ -128,11 +128,18 @@ def pick_trial(results: list[TrialResult], run_id: str, task_id: str, trial: int
 
 
 def _jobs(
-    info: RunInfo, context: RunContext, suite: LoadedSuite, tasks: TaskSource, done: set[tuple[str, int]]
+    info: RunInfo,
+    context: RunContext,
+    suite: LoadedSuite,
+    tasks: TaskSource,
+    done: set[tuple[str, int]],
+    hashes: dict[str, str] | None = None,
 ) -> Iterator[TrialJob]:
+    """The run's trial jobs; ``hashes`` gives task hashes already computed (planning
+    hashed every task): a task is hashed once per run, not once per trial."""
     override = info.spec.limits
     cache: dict[str, Limits] = {}
-    hashes: dict[str, str] = {}  # a task's hash, once per run (not once per trial)
+    hashes = {} if hashes is None else hashes
 
     def limits_of(task: Task) -> Limits:  # most tasks share the suite's limits: build them once
         key = repr(task.limits)
@@ -220,9 +227,10 @@ async def run_async(
     st.check_writable()  # a read-only or corrupt store is refused before anything is written
     info, metas = _new_info(resolved, st)
     st.create_run(info, metas)
+    hashes = {m.task_id: m.task_hash for m in metas}
     del metas
     context = _context(info, resolved.spec, resolved.suite)
-    jobs = _jobs(info, context, resolved.suite, resolved.tasks, set())
+    jobs = _jobs(info, context, resolved.suite, resolved.tasks, set(), hashes)
     await _execute(info, spec, st, jobs, 0, executor, progress, on_start)
     return Run.load(info.run_id, st)
 

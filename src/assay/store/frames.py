@@ -165,10 +165,19 @@ def _minus(
     return out
 
 
-def value_sums(engine: Engine, run_id: str) -> list[tuple[str, str, float, int]]:
+_TASK_SUMS_SQL = """
+SELECT task_id, name, counted_total, counted_trials FROM task_sums
+WHERE run_id = :run_id AND counted_trials > 0
+"""
+
+
+def value_sums(engine: Engine, run_id: str, summed: bool = True) -> list[tuple[str, str, float, int]]:
     """Per task and name, the sum and count of the process metrics (``turns``...) and
     grader scores (``score.<grader>``, every scored verdict) of the run's counted
-    trials (reward not None): ``(task id, name, sum, count)`` rows."""
+    trials (reward not None): ``(task id, name, sum, count)`` rows, from the per-task
+    sums the store keeps (``summed``), else computed from the rows."""
+    if summed:
+        return [(t, n, float(s), int(c)) for t, n, s, c in _fetch(engine, _TASK_SUMS_SQL, run_id)]
     excluded = _fetch(engine, _sql(engine, _METRIC_EXCLUDED_SQL), run_id)
     metrics = _minus(_fetch(engine, _METRIC_SUMS_SQL, run_id), excluded)
     excluded = _fetch(engine, _sql(engine, _SCORE_EXCLUDED_SQL), run_id)
@@ -238,7 +247,14 @@ def concurrently(engine: Engine, reads: Sequence[Callable[[], T]]) -> list[T]:
         return [future.result() for future in futures]
 
 
-def frame_aggregates(engine: Engine, run_id: str) -> dict[str, Any]:
+_PROCESS_SQL = """
+SELECT name, SUM(total) / SUM(trials), SUM(total) FROM task_sums
+WHERE run_id = :run_id AND substr(name, 1, 6) <> 'score.'
+GROUP BY name HAVING SUM(trials) > 0
+"""
+
+
+def frame_aggregates(engine: Engine, run_id: str, summed: bool = True) -> dict[str, Any]:
     """Grader verdict counts, process-metric means, usage by role and the graders that
     failed each task, as SQL aggregates."""
     g, m, u = schema.grades, schema.trial_metrics, schema.trial_usage
@@ -254,11 +270,13 @@ def frame_aggregates(engine: Engine, run_id: str) -> dict[str, Any]:
         .where(g.c.run_id == run_id)
         .group_by(g.c.grader)
     )
-    means = (
+    means: Any = (
         select(m.c.name, func.avg(m.c.value), func.sum(m.c.value))
         .where(m.c.run_id == run_id)
         .group_by(m.c.name)
     )
+    if summed:  # one row per task and metric instead of one per trial and metric
+        means = text(_PROCESS_SQL)
     usage = (
         select(
             u.c.role,

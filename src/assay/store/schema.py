@@ -18,10 +18,12 @@ from sqlalchemy import (
     Text,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The version of the tables below, written in ``assay_meta`` and checked on open.
 1: runs kept their options in ``info.settings``; 2: runs keep their spec (``info.spec``)
-and failed attempts of retried trials are kept in ``attempts``."""
+and failed attempts of retried trials are kept in ``attempts``; 3: per-task sums of the
+process metrics and grader scores (``task_sums``), kept as trials are written (an
+older assay, which would not keep them, refuses a store of version 3)."""
 
 metadata = MetaData()
 
@@ -171,6 +173,24 @@ transcripts = Table(
     Column("data", LargeBinary, nullable=False),
     _of_trial(),
 )
+
+task_sums = Table(
+    "task_sums",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("task_id", String(300), primary_key=True),
+    Column("name", String(300), primary_key=True),  # a process metric, or score.<grader>
+    Column("trials", Integer, nullable=False),
+    Column("total", Float, nullable=False),
+    Column("counted_trials", Integer, nullable=False),
+    Column("counted_total", Float, nullable=False),
+    ForeignKeyConstraint(["run_id"], ["runs.run_id"], ondelete="CASCADE"),
+)
+"""Per run, task and name: how many trials carry a process metric (or a grader score,
+``score.<grader>``, one per scored verdict) and their sum, over all trials and over the
+counted ones (reward not None). Written in the same transaction as the trials, so a
+summary or a comparison of a million trials reads tasks x names rows, not one row per
+metric per trial."""
 
 labels = Table(
     "labels",

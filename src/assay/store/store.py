@@ -37,7 +37,7 @@ from sqlalchemy.pool import StaticPool
 from ..core.results import USAGE_FIELDS, RunInfo, TaskMeta, TrialResult
 from ..core.transcript import Transcript
 from ..errors import ResumeError, RunNotFound, SpecError, StoreError
-from . import schema
+from . import schema, sums
 from .codec import (
     decode_record,
     decode_transcript,
@@ -46,6 +46,7 @@ from .codec import (
     grade_from_row,
     grade_row,
     pack_line,
+    unpack_line,
 )
 from .faults import QUICK_CHECK_MAX_BYTES, StoreFault, header_problem, read_only_reason, sqlite_path
 from .faults import install as install_faults
@@ -147,9 +148,13 @@ class Store:
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas(int(timeout * 1000), not self.read_only))
         self._checked = False
-        self._check_version()
+        found = self._check_version()
         if not self.read_only:
             self._create_schema()
+            found = schema.SCHEMA_VERSION
+        self.summed = found is not None and found >= 3
+        """Whether the store keeps per-task sums (``task_sums``, schema 3): a read-only
+        store of an older schema is read the slower way."""
 
     def _stored_version(self) -> int | None:
         """The schema version the store records (None: a new store, or one of schema 1,
@@ -161,32 +166,46 @@ class Store:
             row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
         return int(row.value) if row is not None else None
 
-    def _check_version(self) -> None:
-        """Refuse a store written by a newer assay (its tables may mean other things)."""
+    def _check_version(self) -> int | None:
+        """Refuse a store written by a newer assay (its tables may mean other things);
+        the version found."""
         found = self._stored_version()
         if found is not None and found > schema.SCHEMA_VERSION:
             raise StoreError(
                 f"store {self.url} was written by a newer assay (store schema {found}; this assay reads "
                 f"schema {schema.SCHEMA_VERSION} and older): upgrade assay, or use another --store"
             )
+        return found
 
     def _create_schema(self) -> None:
-        """Create missing tables (a store of an older schema gains the new ones: that is
-        the migration, the rows stay readable) and record the schema version. Several
-        processes may open a new store at once: the loser of a race retries."""
+        """Create missing tables and indexes (a store of an older schema gains the new
+        ones: that is the migration, the rows stay readable; schema 3 also computes the
+        per-task sums of the trials already stored) and record the schema version.
+        Several processes may open a new store at once: the loser of a race retries."""
         for attempt in range(5):
             try:
                 schema.metadata.create_all(self.engine)
                 for index in schema.INDEXES:  # a store made before an index gains it
                     index.create(self.engine, checkfirst=True)
                 if self._stored_version() != schema.SCHEMA_VERSION:
-                    self._write_version()
+                    self._migrate()
                 return
             except (OperationalError, IntegrityError, ProgrammingError) as exc:
                 text = str(exc).lower()
-                if ("already exists" not in text and "unique" not in text) or attempt == 4:
+                if ("already exists" not in text and "unique" not in text and "duplicate" not in text) or (
+                    attempt == 4
+                ):
                     raise
                 time.sleep(0.05 * (attempt + 1))
+
+    def _migrate(self) -> None:
+        """Bring a store of an older schema (or a new one) to this version, in one
+        transaction: per-task sums from the stored trials, then the version."""
+        meta = schema.meta_table
+        with self.engine.begin() as conn:
+            sums.backfill(conn)
+            conn.execute(delete(meta).where(meta.c.key == "schema_version"))
+            conn.execute(insert(meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION)))
 
     def check_writable(self) -> None:
         """Raise :class:`StoreFault` unless a run can be written here: not read-only, and
@@ -209,12 +228,6 @@ class Store:
                     "copy or use another --store (assay export RUN saves a run that can still be read)"
                 )
         self._checked = True
-
-    def _write_version(self) -> None:
-        meta = schema.meta_table
-        with self.engine.begin() as conn:
-            conn.execute(delete(meta).where(meta.c.key == "schema_version"))
-            conn.execute(insert(meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION)))
 
     def checkpoint(self) -> None:
         """Move SQLite's write-ahead log into the database file, so that the ``.db`` file
@@ -349,6 +362,7 @@ class Store:
         """Remove a run and everything of it (trials, grades, transcripts, attempts)."""
         with self.engine.begin() as conn:
             for table in (
+                schema.task_sums,
                 schema.grades,
                 schema.trial_metrics,
                 schema.trial_usage,
@@ -411,6 +425,7 @@ class Store:
                 self._insert(conn, schema.transcripts, [r[2] for r in rows if r[2] is not None])
                 self._insert(conn, schema.trial_metrics, [m for r in rows for m in r[3]])
                 self._insert(conn, schema.trial_usage, [u for r in rows for u in r[4]])
+                sums.add(conn, self.engine, sums.of_results(results))
             return len(results)
         except IntegrityError:
             if len(results) == 1:
@@ -502,12 +517,12 @@ class Store:
     def frame_aggregates(self, run_id: str) -> dict[str, Any]:
         """Grader, process-metric, usage and failure aggregates of a run (SQL): the
         fields of a :class:`assay.metrics.FrameExtras`."""
-        return frame_aggregates(self.engine, run_id)
+        return frame_aggregates(self.engine, run_id, self.summed)
 
     def value_sums(self, run_id: str) -> list[tuple[str, str, float, int]]:
         """Per task and name, sum and count of the process metrics and grader scores
         (``score.<grader>``) of the run's counted trials (see :func:`frames.value_sums`)."""
-        return value_sums(self.engine, run_id)
+        return value_sums(self.engine, run_id, self.summed)
 
     def value_rows(self, run_id: str, name: str) -> list[tuple[str, int, float]]:
         """``(task id, trial index, value)`` of every trial of the run that carries a
@@ -563,6 +578,12 @@ class Store:
 
     def _move_to_attempts(self, conn: Any, run_id: str, lines: dict[tuple[str, int], bytes]) -> None:
         t, a = schema.trials, schema.attempts
+        gone: dict[sums.Key, list[float]] = {}
+        for line in lines.values():
+            for key, cell in sums.of_line(run_id, unpack_line(line)).items():
+                acc = gone.setdefault(key, [0.0, 0.0, 0.0, 0.0])
+                acc[:] = [x + y for x, y in zip(acc, cell, strict=True)]
+        sums.add(conn, self.engine, gone)
         for (task_id, index), line in lines.items():
             previous = conn.execute(
                 select(func.count())
