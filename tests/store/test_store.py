@@ -217,11 +217,14 @@ def _kept_sums(store: Store, run_id: str) -> dict[tuple[str, str], tuple[float, 
     return {(t, n): (s, c) for t, n, s, c in store.value_sums(run_id)}
 
 
-def test_per_task_sums_follow_writes_retries_and_migration(runs: tuple[Store, Run, Run], store_url: str) -> None:
+def test_per_task_sums_follow_writes_retries_and_migration(
+    runs: tuple[Store, Run, Run], store_url: str
+) -> None:
     store, careful, flaky = runs
     results = store.load_results(careful.run_id)
     broken = [
-        replace(r, trial_index=r.trial_index + 10, reward=None, termination="harness_error") for r in results[:3]
+        replace(r, trial_index=r.trial_index + 10, reward=None, termination="harness_error")
+        for r in results[:3]
     ]
     store.write_trials(broken)
     for run_id in (careful.run_id, flaky.run_id):

@@ -65,10 +65,17 @@ def of_line(run_id: str, line: Mapping[str, Any]) -> dict[Key, list[float]]:
     """What a stored trial (a packed trial line: record and grades) added, negated."""
     trial = line["trial"]
     scores = [
-        (g["grader"], g["score"]) for g in line.get("grades", []) if g.get("score") is not None and not g.get("skipped")
+        (g["grader"], g["score"])
+        for g in line.get("grades", [])
+        if g.get("score") is not None and not g.get("skipped")
     ]
     return contributions(
-        run_id, trial["task_id"], trial.get("reward") is not None, trial.get("metrics") or {}, scores, sign=-1.0
+        run_id,
+        trial["task_id"],
+        trial.get("reward") is not None,
+        trial.get("metrics") or {},
+        scores,
+        sign=-1.0,
     )
 
 
