@@ -18,6 +18,7 @@ from assay.core.results import TrialResult
 from assay.runner.executor import deliver
 from assay.runner.resolve import SpilledTasks
 from assay.runner.writer import TrialWriter
+from assay.suites.instantiate import instantiate
 
 
 class SlowStore:
@@ -90,6 +91,10 @@ def test_spilled_tasks_parse_once_and_replay_in_order() -> None:
     abandoned = SpilledTasks(parse)
     next(iter(abandoned()))  # a pass given up half-way keeps nothing
     assert [t.id for t in abandoned()] == first and len(calls) == 3
+    retail = instantiate(assay.load_suite("retail"), 0)  # rich tasks: records, graders, scripts
+    spilled = SpilledTasks(lambda: iter(retail))
+    assert list(spilled()) == retail
+    assert list(spilled()) == retail  # read back whole and equal, pass after pass
 
 
 def test_a_jsonl_suite_is_parsed_once_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -162,11 +162,10 @@ class SpilledTasks:
 
     def _first(self) -> Iterator[Task]:
         spill = tempfile.TemporaryFile(prefix="assay-tasks-")  # noqa: SIM115 (kept for the later passes)
-        pickler = pickle.Pickler(spill, protocol=pickle.HIGHEST_PROTOCOL)
         try:
             for task in self._parse():
-                pickler.dump(task)
-                pickler.clear_memo()
+                data = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+                spill.write(len(data).to_bytes(8, "little") + data)  # one self-contained record a task
                 yield task
         except BaseException:
             spill.close()
@@ -180,13 +179,8 @@ class SpilledTasks:
         spill = self._file
         assert spill is not None
         spill.seek(0)  # passes run one after the other
-        unpickler = pickle.Unpickler(spill)
-        while True:
-            try:
-                task = unpickler.load()
-            except EOFError:
-                return
-            yield task
+        while size := int.from_bytes(spill.read(8) or b"\0", "little"):
+            yield pickle.loads(spill.read(size))
 
     def close(self) -> None:
         if self._file is not None:
