@@ -1,10 +1,14 @@
-"""Harness benchmarks: what assay itself costs per trial, how close concurrency gets to
-ideal, where multi-turn time goes, and how fast analysis is on a million trials.
+"""Harness benchmarks: what assay itself costs per trial (against inspect_ai), how close
+concurrency gets to ideal, how fast the multi-turn retail suite runs, how memory and the
+durability window behave over a long run, and how long the commands a user runs on a
+million realistic trials take.
 
-    python benchmarks/harness.py                 # everything (installs inspect_ai in a side venv)
-    python benchmarks/harness.py --only overhead --no-inspect
+    python benchmarks/harness.py                       # everything, full size
+    python benchmarks/harness.py --only analysis --store big.db   # reuse a realistic store
+    python benchmarks/harness.py --small               # every benchmark, tiny (the test)
 
-Every figure is measured in the same run as its baseline and printed as a ratio.
+Every figure is printed with what it is measured against and the machine's load; each
+benchmark repeats (``--repeats``) and reports the median and the range.
 """
 
 from __future__ import annotations
@@ -13,15 +17,23 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from cli_timing import assay_command, machine, run_once, time_command  # noqa: E402
+
 INSPECT_VENV = HERE / ".venv-inspect"
 INSPECT_VERSION = "0.3.285"
+BENCHMARKS = ("overhead", "concurrency", "multiturn", "durability", "analysis")
 
 TRIVIAL_SUITE = """\
 name: trivial
@@ -35,7 +47,7 @@ tasks:
 """
 
 
-def hello(conversation):  # the instant agent of the overhead benchmark
+def hello(conversation):  # the instant agent of the overhead and durability benchmarks
     return "hello"
 
 
@@ -52,6 +64,37 @@ class SleepyAgent:
         return "hello"
 
 
+@dataclass(frozen=True)
+class Sizes:
+    overhead: int = 2000
+    concurrency: tuple[int, float, int] = (2000, 0.05, 100)  # trials, latency, concurrency
+    concurrency_runs: int = 5
+    retail_k: int = 16
+    durability: int = 100_000
+    tasks: int = 10_000
+    k: int = 50
+    repeats: int = 3
+
+
+SMALL = Sizes(
+    overhead=20,
+    concurrency=(40, 0.01, 10),
+    concurrency_runs=1,
+    retail_k=1,
+    durability=200,
+    tasks=4,
+    k=2,
+    repeats=1,
+)
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "ASSAY_STORE"}
+    paths = [str(HERE), str(HERE.parent / "src"), env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    return env
+
+
 def _suite(tmp: Path, n: int) -> Path:
     folder = tmp / f"trivial-{n}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -59,241 +102,256 @@ def _suite(tmp: Path, n: int) -> Path:
     return folder
 
 
-def assay_overhead(n: int, tmp: Path) -> dict:
-    import assay
-
-    suite = assay.load_suite(_suite(tmp, n))
-    assay.run(suite, agent="python:harness:hello", trials=1, store=str(tmp / "warm.db"))  # imports, caches
-    start = time.perf_counter()
-    run = assay.run(
-        suite, agent="python:harness:hello", trials=1, concurrency=8, store=str(tmp / "overhead.db")
-    )
-    elapsed = time.perf_counter() - start
-    assert run.summary()["overall"]["success_rate"] == 1.0
-    return {"trials": n, "seconds": round(elapsed, 3), "per_trial_ms": round(1000 * elapsed / n, 3)}
-
-
-def inspect_overhead(n: int) -> dict | None:
-    python = INSPECT_VENV / "bin" / "python"
-    if not python.exists():
-        print(f"  installing inspect-ai=={INSPECT_VERSION} into {INSPECT_VENV} ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(INSPECT_VENV)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", f"inspect-ai=={INSPECT_VERSION}"], check=True
-        )
-    out = subprocess.run(
-        [str(python), str(HERE / "baselines" / "inspect_overhead.py"), str(n)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    data = json.loads(out.stdout.strip().splitlines()[-1])
+def _spread(values: list[float], digits: int = 3) -> dict[str, float]:
     return {
-        "samples": n,
-        "seconds": round(data["seconds"], 3),
-        "per_sample_ms": round(data["per_sample_ms"], 3),
+        "median": round(statistics.median(values), digits),
+        "min": round(min(values), digits),
+        "max": round(max(values), digits),
     }
 
 
-def concurrency(n: int, latency: float, c: int, tmp: Path, k: int = 4) -> dict:
-    """n trials (n/k tasks x k trials, as evaluations run them) of an agent answering
-    after ``latency`` seconds, ``c`` at a time; ideal wall time n * latency / c."""
+# --- harness cost -----------------------------------------------------------------------
+def assay_overhead(n: int, tmp: Path, repeats: int) -> dict[str, Any]:
+    """Wall and CPU time (this process: event loop and writer thread) per trivial trial,
+    imports and caches warmed by a first run."""
+    import assay
+
+    suite = assay.load_suite(_suite(tmp, n))
+    assay.run(suite, agent="python:harness:hello", trials=1, store=str(tmp / "warm.db"))
+    wall, cpu = [], []
+    for i in range(repeats):
+        start, cpu0 = time.perf_counter(), time.process_time()
+        run = assay.run(
+            suite, agent="python:harness:hello", trials=1, concurrency=8, store=str(tmp / f"overhead{i}.db")
+        )
+        wall.append(1000 * (time.perf_counter() - start) / n)
+        cpu.append(1000 * (time.process_time() - cpu0) / n)
+        assert run.summary().overall.success_rate == 1.0
+    return {"trials": n, "wall_ms_per_trial": _spread(wall), "cpu_ms_per_trial": _spread(cpu)}
+
+
+def inspect_overhead(n: int) -> dict[str, Any] | str:
+    """inspect_ai on the equivalent task, in its own venv (installed on first use)."""
+    python = INSPECT_VENV / "bin" / "python"
+    try:
+        if not python.exists():
+            print(f"  installing inspect-ai=={INSPECT_VERSION} into {INSPECT_VENV} ...", flush=True)
+            subprocess.run([sys.executable, "-m", "venv", str(INSPECT_VENV)], check=True)
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "-q", f"inspect-ai=={INSPECT_VERSION}"], check=True
+            )
+        out = subprocess.run(
+            [str(python), str(HERE / "baselines" / "inspect_overhead.py"), str(n)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError) as exc:
+        return f"inspect_ai could not be installed or run here: {exc}"
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    return {
+        "samples": n,
+        "wall_ms_per_sample": round(data["per_sample_ms"], 3),
+        "cpu_ms_per_sample": round(data.get("cpu_per_sample_ms", float("nan")), 3),
+    }
+
+
+# --- concurrency --------------------------------------------------------------------------
+def concurrency(n: int, latency: float, c: int, tmp: Path, k: int, runs: int) -> dict[str, Any]:
+    """``runs`` runs of n trials (n/k tasks x k trials) of an agent answering after
+    ``latency`` seconds, ``c`` at a time; each against the ideal n * latency / c."""
     import assay
 
     SleepyAgent.latency = latency
     suite = assay.load_suite(_suite(tmp, n // k))
-    marks: dict[str, float] = {}
-
-    def started(info: object) -> None:
-        marks["first"] = time.perf_counter()
-
-    def written(result: object, done: int, total: int) -> None:
-        if done == total:
-            marks["last"] = time.perf_counter()
-
-    start = time.perf_counter()
-    assay.run(
-        suite,
-        agent="python:harness:SleepyAgent",
-        trials=k,
-        concurrency=c,
-        store=str(tmp / "conc.db"),
-        on_start=started,
-        progress=written,
-    )
-    elapsed = time.perf_counter() - start
     ideal = n * latency / c
-    phase = marks["last"] - marks["first"]
+    ratios, phases = [], []
+    for i in range(runs):
+        marks: dict[str, float] = {}
+
+        def started(info: object, marks: dict[str, float] = marks) -> None:
+            marks["first"] = time.perf_counter()
+
+        def written(result: object, done: int, total: int, marks: dict[str, float] = marks) -> None:
+            if done == total:
+                marks["last"] = time.perf_counter()
+
+        start = time.perf_counter()
+        assay.run(
+            suite,
+            agent="python:harness:SleepyAgent",
+            trials=k,
+            concurrency=c,
+            store=str(tmp / f"conc-{k}-{i}.db"),
+            on_start=started,
+            progress=written,
+        )
+        ratios.append((time.perf_counter() - start) / ideal)
+        phases.append((marks["last"] - marks["first"]) / ideal)
     return {
         "trials": n,
         "tasks": n // k,
         "k": k,
         "latency_s": latency,
         "concurrency": c,
-        "seconds": round(elapsed, 3),
         "ideal_s": round(ideal, 3),
-        "ratio_to_ideal": round(elapsed / ideal, 3),
-        "trials_phase_s": round(phase, 3),
-        "trials_phase_ratio": round(phase / ideal, 3),
+        "ratio_to_ideal_each_run": [round(r, 3) for r in ratios],
+        "ratio_to_ideal": _spread(ratios),
+        "trials_phase_ratio": _spread(phases),
     }
 
 
-def multiturn(tmp: Path, trials: int = 4) -> dict:
+# --- multi-turn ------------------------------------------------------------------------------
+def multiturn(tmp: Path, k: int, repeats: int) -> dict[str, Any]:
+    """Retail with the careful agent: trials per second in process (imports and suite
+    warm) and as a whole ``assay run`` process; where a trial's time goes."""
     import assay
 
-    start = time.perf_counter()
-    run = assay.run("retail", agent="builtin:retail-careful", trials=trials, store=str(tmp / "retail.db"))
-    elapsed = time.perf_counter() - start
+    assay.run("retail", agent="builtin:retail-careful", trials=1, store=str(tmp / "retail-warm.db"))
+    rates, cpu_ms = [], []
+    run = None
+    for i in range(repeats):
+        start, cpu0 = time.perf_counter(), time.process_time()
+        run = assay.run("retail", agent="builtin:retail-careful", trials=k, store=str(tmp / f"retail{i}.db"))
+        trials = len(run.frame())
+        rates.append(trials / (time.perf_counter() - start))
+        cpu_ms.append(1000 * (time.process_time() - cpu0) / trials)
+    assert run is not None
     shares = {"agent": 0.0, "tool": 0.0, "user": 0.0, "grader": 0.0}
     total = 0.0
-    for r in run.results:
-        spans = run.transcript(r.task_id, r.trial_index).spans
-        total += spans[0].duration
-        for s in spans[1:]:
+    for task_id, index in [(t, 0) for t in run.frame().task_ids[:57]]:
+        transcript = run.transcript(task_id, index)
+        if transcript is None:
+            continue
+        total += transcript.spans[0].duration
+        for s in transcript.spans[1:]:
             if s.kind in shares:
                 shares[s.kind] += s.duration
-    harness = total - sum(shares.values())
-    return {
-        "trials": len(run.results),
-        "seconds": round(elapsed, 3),
-        "trials_per_s": round(len(run.results) / elapsed, 1),
-        "share_of_trial_time": {k: round(v / total, 3) for k, v in {**shares, "harness": harness}.items()},
-    }
-
-
-def analysis(tmp: Path, tasks: int = 10_000, trials: int = 50) -> dict:
-    """Two synthetic runs of tasks x trials rows each (1,000,000 rows in all by default):
-    load, summarise both with intervals, compare them paired."""
-    import numpy as np
-
-    from assay.core import Config, RunInfo, TaskMeta
-    from assay.runner.api import Run
-    from assay.stats import (
-        cohen_kappa,  # noqa: F401  (warm import)
-        mcnemar_exact,
-        paired_mean_difference,
+    shares["harness"] = total - sum(shares.values())
+    whole = time_command(
+        assay_command(
+            "run", "retail", "--agent", "builtin:retail-careful", "-k", str(k), "--store", str(tmp / "cli.db")
+        ),
+        repeats=1,
+        env=_env(),
     )
-    from assay.store import Store, schema
-
-    store = Store(tmp / "million.db")
-    rng = np.random.default_rng(0)
-    p_task = rng.beta(4, 2, size=tasks)
-    metas = [
-        TaskMeta(
-            f"task-{i:05d}",
-            ("normal", "edge", "adversarial", "high_risk")[i % 4],
-            "regression",
-            (f"tag{i % 7}",),
-            1 + i % 3,
-        )
-        for i in range(tasks)
-    ]
-    start_write = time.perf_counter()
-    for name, shift in (("million-a", 0.0), ("million-b", 0.03)):
-        info = RunInfo(
-            run_id=name,
-            created_at="2026-01-01T00:00:00",
-            suite_name="synthetic",
-            suite_version="1",
-            suite_hash="s",
-            suite_source="synthetic",
-            config=Config(agent=name),
-            config_hash=name,
-            seed=0,
-            trials_per_task=trials,
-            task_ids=[m.task_id for m in metas],
-            status="finished",
-        )
-        store.create_run(info, metas)
-        rewards = (rng.random((tasks, trials)) < np.clip(p_task + shift, 0, 1)[:, None]).astype(int)
-        latency = rng.lognormal(0, 0.5, size=(tasks, trials))
-        rows = [
-            {
-                "run_id": name,
-                "task_id": metas[t].task_id,
-                "trial_index": j,
-                "seed": 0,
-                "reward": int(rewards[t, j]),
-                "termination": "user_stop",
-                "root_cause": None,
-                "error_category": None,
-                "input_tokens": 1000,
-                "output_tokens": 100,
-                "cost_usd": 0.001,
-                "latency_s": float(latency[t, j]),
-                "started_at": "",
-                "ended_at": "",
-                "record": "{}",
-            }
-            for t in range(tasks)
-            for j in range(trials)
-        ]
-        with store.engine.begin() as conn:
-            conn.execute(schema.trials.insert(), rows)
-    written = time.perf_counter() - start_write
-
-    start = time.perf_counter()
-    a, b = Run.load("million-a", store), Run.load("million-b", store)
-    sa, sb = a.summary(), b.summary()
-    fa, fb = a.frame(), b.frame()
-    per_task_a = np.bincount(fa.task, weights=fa.reward) / np.bincount(fa.task)
-    per_task_b = np.bincount(fb.task, weights=fb.reward) / np.bincount(fb.task)
-    wins_a, wins_b = int((per_task_a > per_task_b).sum()), int((per_task_b > per_task_a).sum())
-    p_mcnemar = mcnemar_exact(wins_a, wins_b)
-    diff = paired_mean_difference(per_task_b, per_task_a, n_resamples=2000, seed=0)
-    elapsed = time.perf_counter() - start
+    trials = len(run.frame())
     return {
-        "rows": 2 * tasks * trials,
-        "seconds": round(elapsed, 3),
-        "write_seconds_not_counted": round(written, 1),
-        "success_a": sa["overall"]["success_rate"],
-        "ci_a": sa["overall"]["success_rate_ci"],
-        "success_b": sb["overall"]["success_rate"],
-        "delta_b_minus_a": round(float(diff.estimate), 4),
-        "delta_ci": [round(float(diff.low), 4), round(float(diff.high), 4)],
-        "mcnemar_p": p_mcnemar,
+        "trials": trials,
+        "in_process_trials_per_s": _spread(rates, 1),
+        "in_process_cpu_ms_per_trial": _spread(cpu_ms),
+        "whole_process_trials_per_s": round(trials / whole["wall_s"]["median"], 1),
+        "whole_process": whole,
+        "share_of_trial_time": {name: round(v / total, 3) for name, v in shares.items()} if total else {},
     }
+
+
+# --- a long run: memory and durability ------------------------------------------------------
+def durability(n: int, tmp: Path) -> dict[str, Any]:
+    """benchmarks/durability.py in its own process: its peak resident set (from the
+    kernel), memory over time and the wait of each trial before it was committed."""
+    sample = run_once(
+        [sys.executable, str(HERE / "durability.py"), str(n), str(tmp / "durability.db")],
+        env=_env(),
+    )
+    if sample["exit"] != 0:
+        raise RuntimeError(f"durability run failed: {sample['stderr']}")
+    inside = json.loads(sample["stdout"].strip().splitlines()[-1])
+    return {"process_peak_rss_mb": round(sample["peak_mb"], 1), "load": round(sample["load"], 2), **inside}
+
+
+# --- analysis on realistic rows --------------------------------------------------------------
+def analysis(tmp: Path, sizes: Sizes, store: str | None) -> dict[str, Any]:
+    """The commands a user runs on two runs of ``tasks`` x ``k`` realistic trials (made
+    by benchmarks/realistic.py through ``Store.write_trials``, unless ``store`` already
+    holds them), each timed as a whole process."""
+    from realistic import RUN_A, RUN_B, populate
+
+    made: dict[str, Any] | None = None
+    location = store or str(tmp / "realistic.db")
+    if store is None or not _has_runs(location):
+        made = populate(location, sizes.tasks, sizes.k)
+    from assay.store import Store
+
+    Store(location).close()  # a store made by an older assay gains its indexes here, untimed
+    html = tmp / "report.html"
+    env = _env()
+    out: dict[str, Any] = {"store": location, "generated": made}
+    commands = {
+        "show": ("show", RUN_A, "--store", location),
+        "compare": ("compare", RUN_A, RUN_B, "--store", location),
+        "report": ("report", RUN_A, RUN_B, "--html", str(html), "--store", location),
+    }
+    for name, args in commands.items():
+        out[name] = time_command(assay_command(*args), repeats=sizes.repeats, env=env)
+    out["report"]["html_mb"] = round(html.stat().st_size / 1e6, 2)
+    return out
+
+
+def _has_runs(location: str) -> bool:
+    from assay.store import Store
+
+    if "://" not in location and not Path(location).exists():
+        return False
+    names = {r["run_id"] for r in Store(location).list_runs()}
+    return {"bench-a", "bench-b"} <= names
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument(
-        "--only", choices=["overhead", "concurrency", "multiturn", "analysis"], action="append"
-    )
+    parser.add_argument("--only", choices=BENCHMARKS, action="append")
     parser.add_argument("--no-inspect", action="store_true", help="skip the inspect_ai baseline")
-    parser.add_argument("-n", type=int, default=1000, help="trials of the overhead benchmark")
+    parser.add_argument("--small", action="store_true", help="tiny sizes: checks that every benchmark runs")
+    parser.add_argument("--store", help="analysis: a store that holds (or will hold) bench-a and bench-b")
+    parser.add_argument("--tasks", type=int, help="analysis: tasks per run (default 10,000)")
+    parser.add_argument("-k", type=int, help="analysis: trials per task (default 50)")
+    parser.add_argument("--repeats", type=int, help="runs of each timed command (default 3)")
+    parser.add_argument("--json", type=Path, help="also write the report to this file")
     args = parser.parse_args()
-    sys.path.insert(0, str(HERE))
-    os.environ.setdefault("PYTHONPATH", str(HERE))
-    chosen = set(args.only or ["overhead", "concurrency", "multiturn", "analysis"])
-    report: dict = {}
+    sizes = SMALL if args.small else Sizes()
+    overrides = {"tasks": args.tasks, "k": args.k, "repeats": args.repeats}
+    sizes = Sizes(**{**sizes.__dict__, **{k: v for k, v in overrides.items() if v is not None}})
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p)
+    chosen = set(args.only or BENCHMARKS)
+    report: dict[str, Any] = {"machine": machine()}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         if "overhead" in chosen:
-            ours = assay_overhead(args.n, tmp)
-            print(f"overhead: assay {ours['per_trial_ms']} ms/trial over {args.n} trials", flush=True)
+            ours = assay_overhead(sizes.overhead, tmp, sizes.repeats)
             report["overhead"] = {"assay": ours}
             if not args.no_inspect:
-                theirs = inspect_overhead(args.n)
-                ratio = ours["per_trial_ms"] / theirs["per_sample_ms"]
-                report["overhead"].update(inspect_ai=theirs, ratio_assay_to_inspect=round(ratio, 4))
-                print(
-                    f"overhead: inspect_ai {theirs['per_sample_ms']} ms/sample; assay/inspect = {ratio:.3f} "
-                    f"(target <= 0.10)",
-                    flush=True,
-                )
+                theirs = inspect_overhead(sizes.overhead)
+                report["overhead"]["inspect_ai"] = theirs
+                if isinstance(theirs, dict):
+                    report["overhead"]["ratio_wall"] = round(
+                        ours["wall_ms_per_trial"]["median"] / theirs["wall_ms_per_sample"], 4
+                    )
+                    report["overhead"]["ratio_cpu"] = round(
+                        ours["cpu_ms_per_trial"]["median"] / theirs["cpu_ms_per_sample"], 4
+                    )
+            print(f"overhead: {json.dumps(report['overhead'])}", flush=True)
         if "concurrency" in chosen:
-            report["concurrency"] = concurrency(2000, 0.05, 100, tmp)
-            print(f"concurrency: {json.dumps(report['concurrency'])} (target ratio <= 1.15)", flush=True)
+            n, latency, c = sizes.concurrency
+            report["concurrency"] = [
+                concurrency(n, latency, c, tmp, k, sizes.concurrency_runs) for k in (4, 1)
+            ]
+            print(f"concurrency: {json.dumps(report['concurrency'])}", flush=True)
         if "multiturn" in chosen:
-            report["multiturn"] = multiturn(tmp)
+            report["multiturn"] = multiturn(tmp, sizes.retail_k, sizes.repeats)
             print(f"multiturn: {json.dumps(report['multiturn'])}", flush=True)
+        if "durability" in chosen:
+            report["durability"] = durability(sizes.durability, tmp)
+            print(f"durability: {json.dumps(report['durability'])}", flush=True)
         if "analysis" in chosen:
-            report["analysis"] = analysis(tmp)
-            print(f"analysis: {json.dumps(report['analysis'])} (target < 5 s)", flush=True)
-    print(json.dumps(report, indent=2))
+            report["analysis"] = analysis(tmp, sizes, args.store)
+            print(f"analysis: {json.dumps(report['analysis'])}", flush=True)
+    report["machine"]["loadavg_1m_end"] = round(os.getloadavg()[0], 2)
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n")
 
 
 if __name__ == "__main__":

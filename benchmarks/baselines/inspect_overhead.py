@@ -27,9 +27,9 @@ task = Task(
 )
 model = get_model("mockllm/model", custom_outputs=reply)
 with tempfile.TemporaryDirectory() as logs:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = eval(task, model=model, log_dir=logs, display="none", max_connections=100, max_samples=100)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
 log = result[0]
 print(
     json.dumps(
@@ -37,6 +37,7 @@ print(
             "samples": n,
             "seconds": elapsed,
             "per_sample_ms": 1000 * elapsed / n,
+            "cpu_per_sample_ms": 1000 * cpu / n,
             "status": log.status,
             "accuracy": log.results.scores[0].metrics["accuracy"].value if log.results else None,
         }

@@ -37,6 +37,9 @@ def test_example_policy_loads_with_lines() -> None:
         "process.mean_tool_calls",
         "usage.latency_s.p95",
         "usage.cost_usd.mean",
+        "usage.by_model.openai:gpt-4.1.ttft_s.p95",
+        "usage.by_model.anthropic:claude-sonnet-4-5.latency_s.p50",
+        "usage.by_model.openai:gpt-4o.failed",
         "excluded.share",
         "rag.stages.retrieval.graders.retrieval.metrics.recall@5.mean",
         "rag.stages.generation.pass_rate",
@@ -56,6 +59,8 @@ def test_valid_summary_paths(path: str) -> None:
         ("overall.pass_hat_k", "needs a k"),
         ("overall.pass_hat_k.x", "needs a k"),
         ("usage.latency_s.p90", "is not a summary metric"),
+        ("usage.by_model.openai:gpt-4o.ttft_s.p90", "is not a summary metric"),
+        ("usage.by_model.ttft_s.p95", "is not a summary metric"),
         ("rag.stages.retrieval.graders.retrieval.metrics.recall@5", "is not a RAG summary number"),
         ("rag.failures.retrieval", "is not a RAG summary number"),
     ],
@@ -100,3 +105,15 @@ def test_yaml_and_file_errors() -> None:
         policy_from_yaml("name: empty\n", file="gate.yaml")
     with pytest.raises(PolicyError, match="cannot read the policy"):
         load_policy("/nonexistent/gate.yaml")
+
+
+def test_a_model_name_with_dots_is_read_whole_from_the_summary() -> None:
+    from assay.metrics.summary_model import Excluded, GroupStats, ModelTiming, RunSummary
+
+    overall = GroupStats(tasks=0, trials=0, excluded=0, successes=0, success_rate=None)
+    summary = RunSummary(overall=overall, excluded=Excluded(trials=0, share=None))
+    summary.usage.by_model["openai:gpt-4.1"] = ModelTiming(calls=3, ttft_s={"p95": 0.25})
+    assert summary.value_at("usage.by_model.openai:gpt-4.1.ttft_s.p95") == (0.25, None)
+    assert summary.value_at("usage.by_model.openai:gpt-4.1.calls") == (3, None)
+    value, why = summary.value_at("usage.by_model.openai:gpt-4o.calls")
+    assert value is None and why == "usage.by_model has no 'openai:gpt-4o' in this run"

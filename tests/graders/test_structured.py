@@ -92,6 +92,23 @@ def test_structured_grader_key_fields_gate() -> None:
     assert schema_bad.passed is False and schema_bad.category == "schema_violation"
 
 
+def test_the_message_counts_the_fields_right_of_those_expected() -> None:
+    params = {"expected": {"category": "refund", "priority": 2}, "min_field_accuracy": 0.5}
+    half = grade(params, json.dumps({"category": "refund", "priority": 3}))
+    assert half.passed is True and half.reason == "valid structured output, 1 of 2 fields right"
+    assert grade({}, "{}").reason == "valid structured output"
+
+
+def test_a_state_grader_on_a_domain_without_tools_is_a_suite_mistake() -> None:
+    from assay.envs.environment import NO_DOMAIN
+
+    spec = GraderSpec.model_validate("state")
+    assert check_grader_spec(spec, NO_DOMAIN, Task(id="t")) == [
+        ((), "a state grader needs a domain with tools and state; domain 'none' has none")
+    ]
+    assert check_grader_spec(spec, DOMAIN, Task(id="t")) == []
+
+
 def test_expected_from_reference_and_tool_arguments() -> None:
     task = Task(id="t", reference=Reference(answer=json.dumps({"category": "refund"})))
     assert grade({}, '{"category": "refund", "x": 1}', task).passed is True

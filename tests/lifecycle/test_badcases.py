@@ -152,7 +152,7 @@ def test_viewer_lists_badcases(store: Path) -> None:
     from assay.server import create_app
 
     json.loads(cli(store, "badcase", "from-run", "hasty", "--json"))
-    client = TestClient(create_app(Store(store)))
+    client = TestClient(create_app(Store(store)), base_url="http://127.0.0.1")
     doc = client.get("/api/badcases").json()
     assert doc["schema"] == "assay.badcase-list/1" and doc["badcases"]
     first = doc["badcases"][0]["badcase_id"]

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -304,3 +305,40 @@ def test_a_planted_key_reaches_no_file_the_run_writes(pricing: str, tmp_path: Pa
         data = path.read_bytes()
         for planted in (key, judge_key, key[8:], key[-12:], judge_key[-12:]):
             assert planted.encode() not in data, (path, planted)
+
+
+def test_latency_and_time_to_first_token_per_model(pricing: str, tmp_path: Path) -> None:
+    """A streaming agent against an endpoint with a seeded time to first token: the
+    summary has each model's calls, latency and TTFT percentiles, the same from the store
+    and from the trials in memory, and the console shows them."""
+    import numpy as np
+    from tests.support.fake_llm_server import LatencyProfile
+
+    from rich.console import Console
+
+    from assay.metrics.summary import summarize
+    from assay.report.console import render_summary
+
+    with FakeLLMServer(brain, latency=LatencyProfile(ttft_s=0.05, jitter_s=0.02, seed=3)) as srv:
+        run = llm_run(srv, pricing, store=str(tmp_path / "s.db"), params={"stream": True}, task_ids=TASKS[:2])
+    timing = run.summary().usage.by_model["openai:scripted"]
+    calls = [
+        c
+        for r in run.results
+        if (t := run.transcript(r.task_id, r.trial_index)) is not None
+        for c in t.model_calls()
+    ]
+    streamed = [c.ttft_s for c in calls if c.ttft_s is not None]
+    assert timing.calls == len(calls) == srv.served and timing.failed == 0
+    assert timing.calls_with_ttft == len(streamed) == len([c for c in calls if c.role == "agent"]) > 0
+    assert timing.ttft_s.p50 == pytest.approx(np.percentile(streamed, 50), abs=1e-6)
+    assert timing.ttft_s.p95 == pytest.approx(np.percentile(streamed, 95), abs=1e-6)
+    assert 0.03 <= timing.ttft_s.p50 <= timing.ttft_s.p95 < 1.0
+    latencies = [c.latency_s for c in calls]
+    assert timing.latency_s.p95 == pytest.approx(np.percentile(latencies, 95), abs=1e-6)
+    with_transcripts = [replace(r, transcript=run.transcript(r.task_id, r.trial_index)) for r in run.results]
+    assert summarize(with_transcripts, run.tasks, 1).usage.by_model == run.summary().usage.by_model
+    console = Console(width=160, record=True)
+    render_summary(run.summary(), console)
+    text = console.export_text()
+    assert f"openai:scripted: {timing.calls} calls" in text and "TTFT p50" in text

@@ -13,8 +13,8 @@ from assay.store.labels import Label, LabelError, LabelStore, normalize_value, r
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    st = Store(tmp_path / "s.db")
+def store(store_url: str) -> Store:
+    st = Store(store_url)  # SQLite and PostgreSQL (tests/store/conftest.py)
     store_run(st, "r1", "python:a", {("t1", 0): "x", ("t1", 1): "y", ("t2", 0): "z"})
     return st
 

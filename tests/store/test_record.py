@@ -109,7 +109,10 @@ def test_a_store_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
         conn.execute(schema.meta_table.update().values(value=str(schema.SCHEMA_VERSION + 1)))
     store.close()
     result = assay_main("runs", "--store", str(db))
-    assert result.code == 2 and "written by a newer assay (store schema 3" in result.err, result
+    assert (
+        result.code == 2
+        and f"written by a newer assay (store schema {schema.SCHEMA_VERSION + 1}" in result.err
+    ), result
     assert "Traceback" not in result.stderr
 
 

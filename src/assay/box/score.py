@@ -124,10 +124,11 @@ def score_config(
     y2 = np.log1p(losses) ** 2
     n_tasks = None
     if task_ids is not None:
-        labels = list(np.asarray(task_ids, dtype=object).reshape(-1))
-        if len(labels) != losses.size:
-            raise ValueError(f"task_ids has {len(labels)} entries but there are {losses.size} trials")
-        n_tasks = len(set(labels))
+        labels = np.asarray(task_ids)
+        if labels.size != losses.size:
+            raise ValueError(f"task_ids has {labels.size} entries but there are {losses.size} trials")
+        integers = labels.dtype.kind in "iu"
+        n_tasks = int(np.unique(labels).size) if integers else len(set(labels.reshape(-1).tolist()))
     ci = bootstrap_ci(
         y2, np.mean, clusters=task_ids, n_resamples=n_resamples, confidence=confidence, seed=seed
     )

@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from .loss import rms_loss
 from .profile import ScoringProfile
-from .score import MetricValues, trial_losses
+from .score import MetricValues, trial_breakdown
 
 PARAMETERS = ("weight", "tau", "k")
 
@@ -62,8 +63,32 @@ def _perturbed_value(profile: ScoringProfile, metric: str, parameter: str, facto
     return float(getattr(spec, parameter)) * factor
 
 
-def _scores(configs: Mapping[str, MetricValues], profile: ScoringProfile) -> dict[str, float]:
-    return {name: rms_loss(trial_losses(values, profile)) for name, values in configs.items()}
+class _Scores:
+    """RMSLoss of each configuration under a profile, with each metric's per-trial
+    loss kept by (configuration, metric, tau, direction, k): a perturbed profile
+    changes one metric, so the other metrics' losses are reused (on a million trials
+    this is most of the work)."""
+
+    def __init__(self, configs: Mapping[str, MetricValues]):
+        self.configs = configs
+        self._parts: dict[tuple[str, str, float, str, float], npt.NDArray[np.float64]] = {}
+
+    def _part(self, name: str, metric: str, profile: ScoringProfile) -> npt.NDArray[np.float64]:
+        spec = profile.metrics[metric]
+        key = (name, metric, spec.tau, spec.direction, spec.k)
+        if key not in self._parts:
+            one = ScoringProfile(
+                name="one", version="1", metrics={metric: spec.model_copy(update={"weight": 1.0})}
+            )
+            self._parts[key] = trial_breakdown(self.configs[name], one).total
+        return self._parts[key]
+
+    def __call__(self, profile: ScoringProfile) -> dict[str, float]:
+        out = {}
+        for name in self.configs:
+            total = sum(spec.weight * self._part(name, m, profile) for m, spec in profile.metrics.items())
+            out[name] = rms_loss(np.asarray(total, dtype=np.float64))
+        return out
 
 
 def _order(scores: Mapping[str, float]) -> list[str]:
@@ -93,7 +118,8 @@ def sensitivity(
         raise ValueError(f"unknown parameters {unknown}; choose from {list(PARAMETERS)}")
     if not configs:
         raise ValueError("no configurations to compare")
-    base = _scores(configs, profile)
+    _scores = _Scores(configs)
+    base = _scores(profile)
     base_order = _order(base)
 
     def verdicts(scores: Mapping[str, float]) -> dict[str, bool] | None:
@@ -108,7 +134,7 @@ def sensitivity(
             for factor in (1.0 - relative, 1.0 + relative):
                 value = _perturbed_value(profile, metric, parameter, factor)
                 changed = profile.with_metric(metric, **{parameter: value})
-                scores = _scores(configs, changed)
+                scores = _scores(changed)
                 order = _order(scores)
                 new_verdicts = verdicts(scores)
                 flips = (

@@ -1,6 +1,7 @@
 """The ``assay`` command line: thin shells over the library.
 
-Exit codes: 0 ok, 1 gate failed, 2 bad input or usage, 3 harness failure.
+Exit codes: 0 ok, 1 gate failed, 2 bad input or usage, 3 harness failure, 4 the store
+cannot be used (read-only, corrupt, full, locked, unreachable).
 """
 
 from __future__ import annotations

@@ -97,10 +97,8 @@ class BoxResult:
         }
 
 
-def _values(run: RunData, metrics: Sequence[str]) -> tuple[dict[str, np.ndarray], list[str]]:
-    keys = sorted(run.trials)
-    values = {m: np.array([run.trials[k][m] for k in keys], dtype=float) for m in metrics}
-    return values, [k[0] for k in keys]
+def _values(run: RunData, metrics: Sequence[str]) -> dict[str, np.ndarray]:
+    return {m: run.per_trial(m) for m in metrics}
 
 
 def score_runs(
@@ -115,10 +113,10 @@ def score_runs(
     sensitivity to each weight and threshold."""
     skipped: dict[str, str] = {}
     for name in profile.metrics:
-        missing = [r.run_id for r in runs if not r.trials or any(name not in v for v in r.trials.values())]
+        missing = [r.run_id for r in runs if not r.counted or r.measured(name) < r.counted]
         if missing:
-            having = sum(name in v for r in runs for v in r.trials.values())
-            total = sum(len(r.trials) for r in runs)
+            having = sum(r.measured(name) for r in runs)
+            total = sum(r.counted for r in runs)
             skipped[name] = (
                 f"measured on {having} of {total} counted trials (missing in {', '.join(missing)})"
             )
@@ -129,7 +127,7 @@ def score_runs(
     scored = ScoringProfile(**{**profile.model_dump(exclude={"metrics"}), "metrics": kept})
     configs, task_ids = {}, {}
     for run in runs:
-        configs[run.run_id], task_ids[run.run_id] = _values(run, list(kept))
+        configs[run.run_id], task_ids[run.run_id] = _values(run, list(kept)), run.task
         result.means[run.run_id] = {m: float(v.mean()) for m, v in configs[run.run_id].items()}
     result.scored = scored
     result.scores = rank_configs(configs, scored, task_ids=task_ids, n_resamples=n_resamples, seed=seed)

@@ -7,8 +7,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from ..stats import adjust_pvalues, mcnemar_exact, mde_mcnemar, mde_two_proportions
-from .pairing import Pairing, Unit
+from .pairing import Pairing
 
 
 @dataclass
@@ -44,16 +47,16 @@ class GroupDelta:
         }
 
 
-def _delta(by: str, group: str, units: list[Unit]) -> GroupDelta:
-    n = len(units)
-    only_a = sum(u.a_pass and not u.b_pass for u in units)
-    only_b = sum(u.b_pass and not u.a_pass for u in units)
+def _delta(by: str, group: str, a_pass: npt.NDArray[np.bool_], b_pass: npt.NDArray[np.bool_]) -> GroupDelta:
+    n = int(a_pass.size)
+    only_a = int(np.count_nonzero(a_pass & ~b_pass))
+    only_b = int(np.count_nonzero(b_pass & ~a_pass))
     return GroupDelta(
         by=by,
         group=group,
         tasks=n,
-        a=sum(u.a_pass for u in units) / n,
-        b=sum(u.b_pass for u in units) / n,
+        a=float(a_pass.sum()) / n,
+        b=float(b_pass.sum()) / n,
         only_a=only_a,
         only_b=only_b,
         p_value=mcnemar_exact(only_b, only_a),
@@ -64,15 +67,16 @@ def group_deltas(pairing: Pairing, adjust: str = "holm") -> list[GroupDelta]:
     """Task-outcome deltas per stratum, split and tag, with McNemar p-values adjusted
     together (one family: every slice of every breakdown) by ``adjust``."""
     tasks = pairing.tasks
-    groups: dict[tuple[str, str], list[Unit]] = defaultdict(list)
-    for unit in pairing.task_units:
-        meta = tasks[unit.task_id]
-        groups[("stratum", meta.stratum)].append(unit)
-        groups[("split", meta.split)].append(unit)
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, task_id in enumerate(pairing.task_ids):
+        meta = tasks[task_id]
+        groups[("stratum", meta.stratum)].append(i)
+        groups[("split", meta.split)].append(i)
         for tag in meta.tags:
-            groups[("tag", tag)].append(unit)
+            groups[("tag", tag)].append(i)
     order = {"stratum": 0, "split": 1, "tag": 2}
-    deltas = [_delta(by, group, units) for (by, group), units in groups.items()]
+    a_pass, b_pass = pairing.task_a_pass, pairing.task_b_pass
+    deltas = [_delta(by, group, a_pass[idx], b_pass[idx]) for (by, group), idx in groups.items()]
     deltas.sort(key=lambda d: (order[d.by], d.group))
     for d, p in zip(deltas, adjust_pvalues([d.p_value for d in deltas], adjust), strict=True):
         d.p_adjusted = p
@@ -101,14 +105,15 @@ class FlippedTask:
 
 def flipped_tasks(pairing: Pairing) -> tuple[list[FlippedTask], list[FlippedTask]]:
     """(fixed, broken): tasks the candidate newly solves, and tasks it newly fails."""
-    tasks = pairing.tasks
     fixed: list[FlippedTask] = []
     broken: list[FlippedTask] = []
-    for u in pairing.task_units:
-        if u.a_pass == u.b_pass:
-            continue
-        flip = FlippedTask(u.task_id, tasks[u.task_id].stratum, *u.a_trials, *u.b_trials)
-        (fixed if u.b_pass else broken).append(flip)
+    (ca, na), (cb, nb) = pairing.a_counts, pairing.b_counts
+    a_pass, b_pass = pairing.task_a_pass, pairing.task_b_pass
+    tasks = pairing.tasks
+    for i in np.flatnonzero(a_pass != b_pass).tolist():
+        task_id = pairing.task_ids[i]
+        flip = FlippedTask(task_id, tasks[task_id].stratum, int(ca[i]), int(na[i]), int(cb[i]), int(nb[i]))
+        (fixed if b_pass[i] else broken).append(flip)
     return fixed, broken
 
 

@@ -4,9 +4,12 @@ real, at what cost" for a baseline and one or more candidates on the same suite.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ..box import ScoringProfile
 from ..errors import AssayError
@@ -14,7 +17,7 @@ from ..stats import adjust_pvalues
 from .boxes import BoxResult, resolve_profile, score_runs
 from .breakdown import FlippedTask, GroupDelta, detectable_difference, flipped_tasks, group_deltas
 from .decision import Decision, decide, decision_sensitivity
-from .paired import Family, MetricRow, continuous_row, quality_row
+from .paired import Family, MetricRow, continuous_rows, quality_row
 from .pairing import QUALITY_VALUES, MatchBy, Pairing, RunData, RunLike, TaskOutcome, pair_runs
 
 ADJUST_METHODS = ("holm", "bonferroni", "bh")
@@ -49,8 +52,8 @@ class PairResult:
             "name": self.name,
             "match": p.match,
             "task_outcome": p.task_outcome,
-            "units": len(p.units),
-            "tasks": len(p.task_units),
+            "units": p.n_units,
+            "tasks": p.n_tasks,
             "notes": p.notes,
             "decision": self.decision.to_dict(),
             "decision_sensitivity": self.sensitivity,
@@ -99,7 +102,7 @@ class Comparison:
                     "suite": r.info.suite_name,
                     "suite_version": r.info.suite_version,
                     "suite_hash": r.info.suite_hash,
-                    "counted_trials": len(r.trials),
+                    "counted_trials": r.counted,
                     "excluded_trials": r.excluded,
                 }
                 for r in self.runs
@@ -112,6 +115,20 @@ class Comparison:
         }
 
 
+def load_runs(runs: Sequence[RunLike | RunData]) -> list[RunData]:
+    """Every run as :class:`RunData`; stored runs are read at the same time, one thread
+    each (the database works while Python waits), then the rest in order."""
+
+    def load(run: RunLike | RunData) -> RunData:
+        return run if isinstance(run, RunData) else RunData.of(run).prefetch()
+
+    stored = [getattr(getattr(r, "store", None), "url", "sqlite://") != "sqlite://" for r in runs]
+    if sum(stored) < 2:
+        return [load(r) for r in runs]
+    with ThreadPoolExecutor(min(4, len(runs)), thread_name_prefix="assay-load") as pool:
+        return list(pool.map(load, runs))
+
+
 def _display_names(runs: Sequence[RunData]) -> list[str]:
     labels = [r.label for r in runs]
     return [r.label if labels.count(r.label) == 1 else r.run_id for r in runs]
@@ -121,18 +138,11 @@ def _rows(
     pairing: Pairing, primary: set[str], confidence: float, n_resamples: int, seed: int
 ) -> list[MetricRow]:
     rows = [quality_row(pairing, confidence)]
-    rows.append(
-        continuous_row(pairing, "success_rate", confidence=confidence, n_resamples=n_resamples, seed=seed)
-    )
-    names = (pairing.a.metric_names() | pairing.b.metric_names() | primary) - QUALITY_VALUES
-    for metric in sorted(names, key=lambda m: (m not in primary, m.startswith("score."), m)):
-        family: Family = "primary" if metric in primary else "secondary"
-        rows.append(
-            continuous_row(
-                pairing, metric, family=family, confidence=confidence, n_resamples=n_resamples, seed=seed
-            )
-        )
-    return rows
+    names = (pairing.metric_names() | primary) - QUALITY_VALUES
+    ordered = sorted(names, key=lambda m: (m not in primary, m.startswith("score."), m))
+    metrics: list[tuple[str, Family]] = [("success_rate", "secondary")]
+    metrics += [(m, "primary" if m in primary else "secondary") for m in ordered]
+    return rows + continuous_rows(pairing, metrics, confidence=confidence, n_resamples=n_resamples, seed=seed)
 
 
 def _adjust(rows: list[MetricRow], method: str) -> dict[str, int]:
@@ -175,7 +185,7 @@ def compare_runs(
         raise AssayError(f"alpha must be between 0 and 1, got {alpha}")
     if len(runs) < 2:
         raise AssayError("give at least two runs to compare: a baseline and a candidate")
-    data = [r if isinstance(r, RunData) else RunData.of(r) for r in runs]
+    data = load_runs(runs)
     ids = [r.run_id for r in data]
     if len(set(ids)) != len(ids):
         raise AssayError(f"run {next(i for i in ids if ids.count(i) > 1)} is given twice")
@@ -186,10 +196,10 @@ def compare_runs(
     for run, name in zip(data[1:], names[1:], strict=True):
         pairing = pair_runs(data[0], run, match=match, task_outcome=task_outcome, common_only=common_only)
         fixed, broken = flipped_tasks(pairing)
-        q_units = pairing.units
-        discordant = sum(u.a_pass != u.b_pass for u in q_units) / len(q_units)
-        base_rate = sum(u.a_pass for u in q_units) / len(q_units)
-        mde, how = detectable_difference(len(q_units), base_rate, discordant, alpha, power)
+        a_pass, b_pass = pairing.a_pass, pairing.b_pass
+        discordant = float(np.mean(a_pass != b_pass))
+        base_rate = float(np.mean(a_pass))
+        mde, how = detectable_difference(pairing.n_units, base_rate, discordant, alpha, power)
         pairs.append(
             PairResult(
                 pairing=pairing,

@@ -17,10 +17,10 @@ from typing import Any, Literal
 import numpy as np
 
 from ..stats import (
+    bootstrap_means,
     diff_proportions_paired,
     mcnemar_exact,
     paired_counts,
-    paired_mean_difference,
     sign_flip_test,
 )
 from .pairing import Pairing, direction_of
@@ -100,9 +100,8 @@ class MetricRow:
 
 def quality_row(pairing: Pairing, confidence: float = 0.95) -> MetricRow:
     """McNemar exact on the units' outcomes; effect = b's pass share minus a's."""
-    units = pairing.units
-    xb = np.array([u.b_pass for u in units], dtype=int)
-    ya = np.array([u.a_pass for u in units], dtype=int)
+    xb = pairing.b_pass.astype(int)
+    ya = pairing.a_pass.astype(int)
     n11, n10, n01, n00 = paired_counts(xb, ya)
     ci = diff_proportions_paired(n11, n10, n01, n00, confidence=confidence)
     unit = f"task ({OUTCOME_WORDS[pairing.task_outcome]})" if pairing.match == "task" else "trial pair"
@@ -117,7 +116,7 @@ def quality_row(pairing: Pairing, confidence: float = 0.95) -> MetricRow:
         kind="binary",
         direction="higher",
         family="primary",
-        n=len(units),
+        n=pairing.n_units,
         a=float(ya.mean()),
         b=float(xb.mean()),
         delta=ci.estimate,
@@ -140,31 +139,60 @@ def continuous_row(
 ) -> MetricRow:
     """Paired mean difference of ``metric`` with a task-clustered bootstrap interval and
     a task-clustered sign-flip p-value; a skipped row when the runs lack the metric."""
-    value_name = "success" if metric == "success_rate" else metric
-    label = LABELS.get(metric, metric)
-    row = MetricRow(metric, label, "continuous", direction_of(metric), family, 0)
-    has_a = any(value_name in u.a for u in pairing.units)
-    has_b = any(value_name in u.b for u in pairing.units)
-    if not (has_a or has_b):
-        row.skipped = "neither run measured it"
-        return row
-    if not (has_a and has_b):
-        row.skipped = f"only {pairing.a.run_id if has_a else pairing.b.run_id} measured it"
-        return row
-    units = [u for u in pairing.units if value_name in u.a and value_name in u.b]
-    a = np.array([u.a[value_name] for u in units])
-    b = np.array([u.b[value_name] for u in units])
-    clusters = [u.task_id for u in units]
-    row.n, row.a, row.b = len(units), float(a.mean()), float(b.mean())
-    if len(set(clusters)) < 2:
-        row.delta = float((b - a).mean())
-        row.skipped = "fewer than two tasks have it in both runs"
-        return row
-    ci = paired_mean_difference(
-        b, a, clusters=clusters, n_resamples=n_resamples, confidence=confidence, seed=seed
-    )
-    test = sign_flip_test(b, a, clusters=clusters, seed=seed)
-    row.delta, row.low, row.high, row.p_value = ci.estimate, ci.low, ci.high, test.p_value
-    kind = "exact" if test.exact else f"{test.n_resamples} random flips"
-    row.test = f"sign-flip permutation ({kind}), clustered by task; CI paired bootstrap by task"
-    return row
+    return continuous_rows(
+        pairing, [(metric, family)], confidence=confidence, n_resamples=n_resamples, seed=seed
+    )[0]
+
+
+def continuous_rows(
+    pairing: Pairing,
+    metrics: list[tuple[str, Family]],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> list[MetricRow]:
+    """:func:`continuous_row` of several metrics. Metrics measured on the same units
+    share their bootstrap draws (:func:`assay.stats.bootstrap_means`): the same
+    intervals as one by one, at a fraction of the cost on thousands of tasks."""
+    rows: list[MetricRow] = []
+    pending: dict[bytes, list[tuple[MetricRow, np.ndarray, np.ndarray, np.ndarray]]] = {}
+    for metric, family in metrics:
+        value_name = "success" if metric == "success_rate" else metric
+        row = MetricRow(metric, LABELS.get(metric, metric), "continuous", direction_of(metric), family, 0)
+        rows.append(row)
+        va, vb = pairing.values(value_name)
+        have_a, have_b = ~np.isnan(va), ~np.isnan(vb)
+        has_a, has_b = bool(have_a.any()), bool(have_b.any())
+        if not (has_a or has_b):
+            row.skipped = "neither run measured it"
+            continue
+        if not (has_a and has_b):
+            row.skipped = f"only {pairing.a.run_id if has_a else pairing.b.run_id} measured it"
+            continue
+        both = have_a & have_b
+        a, b = va[both], vb[both]
+        clusters = pairing.unit_task[both]
+        row.n, row.a, row.b = int(a.size), float(a.mean()), float(b.mean())
+        if np.unique(clusters).size < 2:
+            row.delta = float((b - a).mean())
+            row.skipped = "fewer than two tasks have it in both runs"
+            continue
+        pending.setdefault(np.packbits(both).tobytes() + both.size.to_bytes(8, "little"), []).append(
+            (row, a, b, clusters)
+        )
+    for group in pending.values():
+        clusters = group[0][3]
+        cis = bootstrap_means(
+            [b - a for _, a, b, _ in group],
+            clusters=clusters,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+        )
+        for (row, a, b, _), ci in zip(group, cis, strict=True):
+            test = sign_flip_test(b, a, clusters=clusters, seed=seed)
+            row.delta, row.low, row.high, row.p_value = ci.estimate, ci.low, ci.high, test.p_value
+            kind = "exact" if test.exact else f"{test.n_resamples} random flips"
+            row.test = f"sign-flip permutation ({kind}), clustered by task; CI paired bootstrap by task"
+    return rows

@@ -17,15 +17,20 @@ agent's doing and are left out of every unit.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 from ..core.results import RunInfo, TaskMeta, TrialResult
 from ..errors import AssayError
 from ..metrics.frame import TrialFrame
 from ..metrics.summary_model import RunSummary
+from .rundata import FloatArray, IntArray, RunData
+
+BoolArray = npt.NDArray[np.bool_]
 
 MatchBy = Literal["task", "trial"]
 #: How a task's k trials become one pass/fail: ``all`` (every counted trial passed: the
@@ -81,7 +86,8 @@ class RunLike(Protocol):
 
 def trial_values(result: TrialResult) -> dict[str, float]:
     """Every number a counted trial carries: success/failure, cost, latency, tokens,
-    process metrics and grader scores (``score.<grader>``)."""
+    process metrics and grader scores (``score.<grader>``). (One trial's view of what
+    :class:`RunData` holds as columns.)"""
     if result.reward is None:
         return {}
     values: dict[str, float] = {
@@ -103,42 +109,6 @@ def trial_values(result: TrialResult) -> dict[str, float]:
     return values
 
 
-@dataclass
-class RunData:
-    """One run reduced to what comparisons need: counted trials' values by key."""
-
-    run_id: str
-    label: str
-    info: RunInfo
-    tasks: dict[str, TaskMeta]
-    trials: dict[tuple[str, int], dict[str, float]]
-    excluded: int
-    results: list[TrialResult] = field(repr=False, default_factory=list)
-
-    @classmethod
-    def of(cls, run: RunLike) -> RunData:
-        trials = {r.key: trial_values(r) for r in run.results if r.reward is not None}
-        return cls(
-            run_id=run.info.run_id,
-            label=run.info.config.agent,
-            info=run.info,
-            tasks={t.task_id: t for t in run.tasks},
-            trials=trials,
-            excluded=sum(r.reward is None for r in run.results),
-            results=list(run.results),
-        )
-
-    def task_trials(self) -> dict[str, list[dict[str, float]]]:
-        """Counted trials grouped by task, in trial order."""
-        grouped: dict[str, list[dict[str, float]]] = defaultdict(list)
-        for (task_id, _), values in sorted(self.trials.items()):
-            grouped[task_id].append(values)
-        return grouped
-
-    def metric_names(self) -> set[str]:
-        return {name for values in self.trials.values() for name in values}
-
-
 def task_passed(rewards: Sequence[float], rule: TaskOutcome = "all") -> bool:
     """A task's binary outcome from its counted trials' rewards (see :data:`TaskOutcome`)."""
     if not rewards:
@@ -150,6 +120,18 @@ def task_passed(rewards: Sequence[float], rule: TaskOutcome = "all") -> bool:
         return share == 1.0
     if rule == "any":
         return share > 0.0
+    raise ValueError(f"task outcome must be 'majority', 'all' or 'any', not {rule!r}")
+
+
+def passed_tasks(successes: npt.ArrayLike, counted: npt.ArrayLike, rule: TaskOutcome = "all") -> BoolArray:
+    """:func:`task_passed` for many tasks at once, from their success and trial counts."""
+    c, n = np.asarray(successes), np.asarray(counted)
+    if rule == "majority":
+        return np.asarray(2 * c > n)
+    if rule == "all":
+        return np.asarray(c == n)
+    if rule == "any":
+        return np.asarray(c > 0)
     raise ValueError(f"task outcome must be 'majority', 'all' or 'any', not {rule!r}")
 
 
@@ -169,35 +151,109 @@ class Unit:
 
 @dataclass
 class Pairing:
-    """Two runs matched task by task (or trial by trial), ready for paired tests."""
+    """Two runs matched task by task (or trial by trial), ready for paired tests, as
+    columns: one entry per *task unit* (common tasks with counted trials in both runs,
+    sorted) and per *unit* (the task units, or with ``match="trial"`` the common trials).
+
+    ``a_pass``/``b_pass`` are the units' outcomes; :meth:`values` gives a metric per
+    unit; :attr:`units` and :attr:`task_units` build :class:`Unit` objects on demand
+    (for small comparisons and tests; the analysis reads the columns)."""
 
     a: RunData
     b: RunData
     match: MatchBy
     task_outcome: TaskOutcome
-    units: list[Unit]
-    task_units: list[Unit]
+    task_ids: list[str]
+    a_task: IntArray
+    """Code in ``a.task_ids`` of each task unit (``b_task`` likewise)."""
+    b_task: IntArray
+    a_counts: tuple[IntArray, IntArray]
+    """(successes, counted trials) of each task unit in run a (``b_counts`` likewise)."""
+    b_counts: tuple[IntArray, IntArray]
+    task_a_pass: BoolArray
+    task_b_pass: BoolArray
+    unit_task: IntArray
+    """Task unit of each unit."""
+    unit_trial: npt.NDArray[np.int64] | None
+    """Trial index of each unit (``match="trial"``), else None."""
+    a_rows: IntArray | None
+    """Counted-trial row in run a of each trial unit (``b_rows`` likewise)."""
+    b_rows: IntArray | None
     only_a: list[str]
     only_b: list[str]
     notes: list[str]
+    _values: dict[str, tuple[FloatArray, FloatArray]] = field(default_factory=dict, repr=False)
+
+    @property
+    def n_units(self) -> int:
+        return int(self.unit_task.size)
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.task_ids)
+
+    @property
+    def a_pass(self) -> BoolArray:
+        if self.a_rows is None:
+            return self.task_a_pass
+        return np.asarray(self.a.base["success"][self.a_rows] == 1.0)
+
+    @property
+    def b_pass(self) -> BoolArray:
+        if self.b_rows is None:
+            return self.task_b_pass
+        return np.asarray(self.b.base["success"][self.b_rows] == 1.0)
 
     @property
     def tasks(self) -> dict[str, TaskMeta]:
-        return {u.task_id: self.a.tasks.get(u.task_id, TaskMeta(u.task_id)) for u in self.task_units}
+        return {t: self.a.tasks.get(t, TaskMeta(t)) for t in self.task_ids}
 
+    def values(self, name: str) -> tuple[FloatArray, FloatArray]:
+        """``name`` per unit in run a and run b (NaN where a unit lacks it): the mean over
+        the task's counted trials for task units, the trial's value for trial units."""
+        if name not in self._values:
+            if self.a_rows is None or self.b_rows is None:
+                pair = (self.a.per_task_mean(name)[self.a_task], self.b.per_task_mean(name)[self.b_task])
+            else:
+                pair = (self.a.per_trial(name)[self.a_rows], self.b.per_trial(name)[self.b_rows])
+            self._values[name] = pair
+        return self._values[name]
 
-def _means(trials: Iterable[Mapping[str, float]]) -> dict[str, float]:
-    sums: dict[str, float] = defaultdict(float)
-    counts: dict[str, int] = defaultdict(int)
-    for values in trials:
-        for name, value in values.items():
-            sums[name] += value
-            counts[name] += 1
-    return {name: sums[name] / counts[name] for name in sums}
+    def metric_names(self) -> set[str]:
+        return self.a.metric_names() | self.b.metric_names()
 
+    def _build(self, trial_units: bool) -> list[Unit]:
+        names = sorted(self.metric_names())
+        if trial_units:
+            columns = {n: self.values(n) for n in names}
+            tasks, a_pass, b_pass = self.unit_task, self.a_pass, self.b_pass
+        else:
+            columns = {
+                n: (self.a.per_task_mean(n)[self.a_task], self.b.per_task_mean(n)[self.b_task]) for n in names
+            }
+            tasks = np.arange(self.n_tasks, dtype=np.intp)
+            a_pass, b_pass = self.task_a_pass, self.task_b_pass
+        units = []
+        for u, task in enumerate(tasks.tolist()):
+            a = {n: float(v[0][u]) for n, v in columns.items() if not np.isnan(v[0][u])}
+            b = {n: float(v[1][u]) for n, v in columns.items() if not np.isnan(v[1][u])}
+            if trial_units and self.unit_trial is not None:
+                index: int | None = int(self.unit_trial[u])
+                at, bt = (int(a["success"]), 1), (int(b["success"]), 1)
+            else:
+                index = None
+                at = (int(self.a_counts[0][task]), int(self.a_counts[1][task]))
+                bt = (int(self.b_counts[0][task]), int(self.b_counts[1][task]))
+            units.append(Unit(self.task_ids[task], index, bool(a_pass[u]), bool(b_pass[u]), a, b, at, bt))
+        return units
 
-def _counts(trials: Sequence[Mapping[str, float]]) -> tuple[int, int]:
-    return int(sum(t["success"] for t in trials)), len(trials)
+    @property
+    def units(self) -> list[Unit]:
+        return self._build(self.unit_trial is not None)
+
+    @property
+    def task_units(self) -> list[Unit]:
+        return self._build(False)
 
 
 def _common_tasks(
@@ -259,14 +315,11 @@ def aligned_k(a: RunData, b: RunData) -> tuple[RunData, RunData, str | None]:
         return a, b, None
     k = min(ka, kb)
 
-    def first(run: RunData) -> RunData:
-        return replace(run, trials={key: v for key, v in run.trials.items() if key[1] < k})
-
     note = (
         f"{a.run_id} has {ka} trials per task and {b.run_id} has {kb}: both are compared on "
         f"the first {k} trials of each task"
     )
-    return first(a), first(b), note
+    return a.first_trials(k), b.first_trials(k), note
 
 
 def pair_runs(
@@ -292,37 +345,61 @@ def pair_runs(
     ra, rb, k_note = aligned_k(ra, rb)
     common, only_a, only_b, notes = _common_tasks(ra, rb, common_only)
     notes = [*([k_note] if k_note else []), *notes]
-    by_a, by_b = ra.task_trials(), rb.task_trials()
-    task_units: list[Unit] = []
-    for task_id in common:
-        ta, tb = by_a.get(task_id, []), by_b.get(task_id, [])
-        if not ta or not tb:
-            continue
-        task_units.append(
-            Unit(
-                task_id,
-                None,
-                task_passed([t["success"] for t in ta], task_outcome),
-                task_passed([t["success"] for t in tb], task_outcome),
-                _means(ta),
-                _means(tb),
-                _counts(ta),
-                _counts(tb),
-            )
-        )
-    dropped = len(common) - len(task_units)
+    code_a = {t: i for i, t in enumerate(ra.task_ids)}
+    code_b = {t: i for i, t in enumerate(rb.task_ids)}
+    kept = [t for t in common if t in code_a and t in code_b]
+    dropped = len(common) - len(kept)
     if dropped:
         notes.append(f"{dropped} common task(s) had no counted trial in one of the runs and were left out")
-    if not task_units:
+    if not kept:
         raise AssayError(f"runs {ra.run_id} and {rb.run_id} have no task with counted trials in both")
-    units = task_units
+    a_task = np.array([code_a[t] for t in kept], dtype=np.intp)
+    b_task = np.array([code_b[t] for t in kept], dtype=np.intp)
+    (ca, na), (cb, nb) = ra.task_counts(), rb.task_counts()
+    a_counts, b_counts = (ca[a_task], na[a_task]), (cb[b_task], nb[b_task])
+    task_a_pass = passed_tasks(*a_counts, task_outcome)
+    task_b_pass = passed_tasks(*b_counts, task_outcome)
+    unit_task = np.arange(len(kept), dtype=np.intp)
+    unit_trial = a_rows = b_rows = None
     if match == "trial":
-        keep = {u.task_id for u in task_units}
-        units = []
-        for key in sorted(set(ra.trials) & set(rb.trials)):
-            if key[0] not in keep:
-                continue
-            va, vb = ra.trials[key], rb.trials[key]
-            sa, sb = int(va["success"]), int(vb["success"])
-            units.append(Unit(key[0], key[1], bool(sa), bool(sb), va, vb, (sa, 1), (sb, 1)))
-    return Pairing(ra, rb, match, task_outcome, units, task_units, only_a, only_b, notes)
+        a_rows, b_rows, unit_task, unit_trial = _common_trials(ra, rb, a_task, b_task)
+    return Pairing(
+        ra,
+        rb,
+        match,
+        task_outcome,
+        kept,
+        a_task,
+        b_task,
+        a_counts,
+        b_counts,
+        task_a_pass,
+        task_b_pass,
+        unit_task,
+        unit_trial,
+        a_rows,
+        b_rows,
+        only_a,
+        only_b,
+        notes,
+    )
+
+
+def _common_trials(
+    ra: RunData, rb: RunData, a_task: IntArray, b_task: IntArray
+) -> tuple[IntArray, IntArray, IntArray, npt.NDArray[np.int64]]:
+    """The (task, trial index) keys counted in both runs, in task then trial order: the
+    rows in each run, the task unit and the trial index of each."""
+    span = int(max(ra.trial_index.max(initial=0), rb.trial_index.max(initial=0))) + 1
+
+    def keys(run: RunData, tasks: IntArray) -> npt.NDArray[np.int64]:
+        unit_of = np.full(len(run.task_ids), -1, dtype=np.int64)
+        unit_of[tasks] = np.arange(tasks.size)
+        unit = unit_of[run.task]
+        return np.where(unit >= 0, unit * span + run.trial_index, -1)
+
+    ka, kb = keys(ra, a_task), keys(rb, b_task)
+    common, rows_a, rows_b = np.intersect1d(ka[ka >= 0], kb[kb >= 0], assume_unique=True, return_indices=True)
+    rows_a = np.flatnonzero(ka >= 0)[rows_a]
+    rows_b = np.flatnonzero(kb >= 0)[rows_b]
+    return rows_a.astype(np.intp), rows_b.astype(np.intp), (common // span).astype(np.intp), common % span

@@ -28,6 +28,20 @@ class Span:
         return 0.0 if self.end is None else self.end - self.start
 
 
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """One model call of a trial, as its ``llm`` span records it: who made it, to which
+    model, where the answer came from, how long it took and when its first token came."""
+
+    role: str
+    model: str
+    source: str
+    """``network``, ``cache`` or ``cassette``."""
+    latency_s: float
+    ttft_s: float | None
+    failed: bool
+
+
 @dataclass(slots=True)
 class Transcript:
     """Messages in order (user, assistant, tool) and the span tree of the trial."""
@@ -38,6 +52,26 @@ class Transcript:
     prompts: dict[str, Any] = field(default_factory=dict)
     """Prompt snapshots of the trial's model calls: ``system:HASH`` -> system prompt,
     ``tools:HASH`` -> tool definitions (llm spans carry the hashes)."""
+
+    def model_calls(self) -> list[ModelCall]:
+        """Every model call of the trial (its ``llm`` spans), in order."""
+        calls = []
+        for span in self.spans:
+            if span.kind != "llm":
+                continue
+            a = span.attributes
+            latency = a.get("latency_s")
+            calls.append(
+                ModelCall(
+                    role=str(a.get("role") or ""),
+                    model=span.name,
+                    source=str(a.get("source") or "network"),
+                    latency_s=float(latency) if latency is not None else span.duration,
+                    ttft_s=None if a.get("ttft_s") is None else float(a["ttft_s"]),
+                    failed=span.error is not None,
+                )
+            )
+        return calls
 
     def tool_calls(self) -> list[ToolCall]:
         """The agent's tool calls, in order."""

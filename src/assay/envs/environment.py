@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -105,7 +104,7 @@ class ToolEnvironment:
             available = ", ".join(sorted(self._user_tools))
             raise InvalidToolCall(f"unknown tool {name!r}; available tools: {available}")
         tool = self.toolkit.get(name, for_)
-        ctx = ToolContext(self.db, self.now, random.Random(self._seed), for_)
+        ctx = ToolContext(self.db, self.now, None, for_, seed=self._seed)  # type: ignore[arg-type]
         return render_result(tool(ctx, args))
 
     def snapshot(self) -> State:

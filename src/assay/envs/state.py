@@ -15,7 +15,7 @@ read-only (they may belong to a shared base); change state only through
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -35,7 +35,7 @@ def _record_hash(table: str, key: str, record: Record) -> int:
 class _Layer:
     """Records changed in this layer (None: deleted), over an optional parent."""
 
-    __slots__ = ("_hash", "_merged", "changes", "depth", "frozen", "parent")
+    __slots__ = ("_hash", "_merged", "_numbers", "changes", "depth", "frozen", "parent")
 
     def __init__(self, tables: list[str], parent: _Layer | None = None):
         self.parent = parent
@@ -44,6 +44,7 @@ class _Layer:
         self.depth: int = 0 if parent is None else parent.depth + 1
         self._hash: int | None = None
         self._merged: dict[str, dict[str, Record]] = {}
+        self._numbers: dict[tuple[str, str], int] = {}
 
     def lookup(self, table: str, key: str) -> Record | None:
         layer: _Layer | None = self
@@ -69,6 +70,22 @@ class _Layer:
             self._merged[table] = base
         return base
 
+    def max_number(self, table: str, prefix: str) -> int:
+        """The highest N of the live keys ``<prefix>N`` of ``table`` (0: none); cached
+        once the layer is frozen, so a new id costs the changes since the last snapshot."""
+        cached = self._numbers.get((table, prefix))
+        if cached is not None:
+            return cached
+        changed = self.changes[table]
+        if any(record is None for record in changed.values()):  # a deletion: count afresh
+            found = _max_number(self.merged(table), prefix)
+        else:
+            below = self.parent.max_number(table, prefix) if self.parent is not None else 0
+            found = max(below, _max_number(changed, prefix))
+        if self.frozen:
+            self._numbers[(table, prefix)] = found
+        return found
+
     def hash(self) -> int:
         if self._hash is not None:
             return self._hash
@@ -85,6 +102,11 @@ class _Layer:
         if self.frozen:
             self._hash = total
         return total
+
+
+def _max_number(keys: Iterable[str], prefix: str) -> int:
+    cut = len(prefix)
+    return max((int(k[cut:]) for k in keys if k.startswith(prefix) and k[cut:].isdecimal()), default=0)
 
 
 class State:
@@ -175,6 +197,13 @@ class Database:
     def count(self, table: str) -> int:
         self._check(table)
         return len(self._layer.merged(table))
+
+    def max_number(self, table: str, prefix: str) -> int:
+        """The highest N among the keys ``<prefix>N`` (N decimal digits) of ``table``, 0
+        when there is none: what sequential ids (``R-0001``, ``R-0002``...) continue
+        from. Indexed: it costs the records changed since the last snapshot, not a scan."""
+        self._check(table)
+        return self._layer.max_number(table, prefix)
 
     @property
     def tables(self) -> list[str]:

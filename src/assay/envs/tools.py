@@ -9,7 +9,7 @@ import json
 import random
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, get_type_hints
 
@@ -31,15 +31,38 @@ class InvalidToolCall(ToolError):
     """The call itself is malformed: unknown tool, missing or mistyped argument."""
 
 
-@dataclass(slots=True)
+class _LazyRandom:
+    """The ``rng`` field of :class:`ToolContext`: a ``random.Random`` made from the
+    context's ``seed`` the first time a tool reads it (most tool calls never draw a
+    random number, so most never pay for seeding one, about 20 us)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return None  # the field's default: made on first use
+        value = getattr(obj, self.slot, None)
+        if value is None:
+            value = random.Random(obj.seed)
+            setattr(obj, self.slot, value)
+        return value
+
+    def __set__(self, obj: Any, value: random.Random | None) -> None:
+        setattr(obj, self.slot, value)
+
+
+@dataclass
 class ToolContext:
     """What a tool sees besides its arguments: the state, the task's "now", a seeded
-    generator (never the global one) and who is calling."""
+    generator (never the global one; built from ``seed`` on first use unless given) and
+    who is calling."""
 
     db: Database
     now: datetime
-    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    rng: random.Random = _LazyRandom()  # type: ignore[assignment]
     caller: Caller = "agent"
+    seed: int = 0
 
 
 _SECTIONS = {"Args", "Arguments", "Parameters", "Returns", "Raises", "Examples", "Example"}

@@ -87,7 +87,8 @@ def summary_path_problem(path: str) -> str | None:
     head = parts[0]
     hint = (
         "use overall.<m>, by_stratum|by_split|by_tag.<group>.<m>, process.<name>, "
-        "usage.latency_s.p95, usage.cost_usd.mean, excluded.share or safety.<rate> "
+        "usage.latency_s.p95, usage.cost_usd.mean, usage.by_model.<model>.ttft_s.p95, "
+        "excluded.share or safety.<rate> "
         f"({', '.join(SAFETY_RATES)})"
     )
     if head in GROUP_SECTIONS:
@@ -107,6 +108,11 @@ def summary_path_problem(path: str) -> str | None:
         return None
     if head == "usage" and len(parts) == 3 and parts[2] in USAGE_LEAVES.get(parts[1], ()):
         return None
+    if head == "usage" and len(parts) >= 4 and parts[1] == "by_model":  # the model may hold dots
+        if parts[-1] in ("calls", "failed", "calls_with_ttft") and len(parts) >= 4:
+            return None
+        if parts[-2] in ("latency_s", "ttft_s") and parts[-1] in USAGE_LEAVES["latency_s"] and len(parts) >= 5:
+            return None
     if head == "excluded" and len(parts) == 2 and parts[1] in EXCLUDED_LEAVES:
         return None
     if head == "rag":

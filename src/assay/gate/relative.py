@@ -38,8 +38,8 @@ from .verdict import CheckResult
 
 
 def _quality(pairing: Pairing, margin: float, confidence: float) -> dict[str, Any]:
-    xb = np.array([u.b_pass for u in pairing.units], dtype=int)
-    ya = np.array([u.a_pass for u in pairing.units], dtype=int)
+    xb = pairing.b_pass.astype(int)
+    ya = pairing.a_pass.astype(int)
     n11, n10, n01, n00 = paired_counts(xb, ya)
     p_ni = noninferiority_paired(n10, n01, len(xb), margin).p_value
     ci = diff_proportions_paired(n11, n10, n01, n00, confidence=confidence)
@@ -64,13 +64,13 @@ def _continuous(
     confidence: float,
 ) -> dict[str, Any] | str:
     name = "success" if metric == "success_rate" else metric
-    units = [u for u in pairing.units if name in u.a and name in u.b]
-    if len({u.task_id for u in units}) < 2:
-        have = [r.run_id for r in (pairing.a, pairing.b) if any(name in v for v in r.trials.values())]
+    va, vb = pairing.values(name)
+    both = ~np.isnan(va) & ~np.isnan(vb)
+    clusters = pairing.unit_task[both]
+    if np.unique(clusters).size < 2:
+        have = [r.run_id for r in (pairing.a, pairing.b) if r.measured(name)]
         return f"{metric} is measured on fewer than two common tasks (runs with it: {have or 'none'})"
-    a = np.array([u.a[name] for u in units])
-    b = np.array([u.b[name] for u in units])
-    clusters = [u.task_id for u in units]
+    a, b = va[both], vb[both]
     allowed = margin if margin is not None else abs(float(a.mean())) * (margin_pct or 0.0) / 100
     shifted = sign * (b - a) + allowed
     ci = paired_mean_difference(b, a, clusters=clusters, confidence=confidence)
@@ -80,7 +80,7 @@ def _continuous(
         "delta": ci.estimate,
         "ci": [ci.low, ci.high],
         "margin": allowed,
-        "n": len(units),
+        "n": int(a.size),
         "p_regression": sign_flip_test(shifted, clusters=clusters, alternative="less").p_value,
         "p_noninferior": sign_flip_test(shifted, clusters=clusters, alternative="greater").p_value,
         "test": "sign-flip test of the differences shifted by the margin, clustered by task",
@@ -110,7 +110,7 @@ def relative_checks(
             )
         sign = 1.0 if direction == "higher" else -1.0
         if check.metric == "quality":
-            base_rate = float(np.mean([u.a_pass for u in pairing.units]))
+            base_rate = float(np.mean(pairing.a_pass))
             margin = check.margin if check.margin is not None else base_rate * (check.margin_pct or 0) / 100
             result: dict[str, Any] | str = _quality(pairing, min(margin, 0.999), 1 - 2 * alpha)
             if isinstance(result, dict):
@@ -159,7 +159,7 @@ def _result(
     moved = _moved(check.metric, s["a"], s["b"], drop, s["margin"])
     details = {k: v for k, v in s.items() if k not in ("test",)} | {
         "test": s["test"],
-        "units": len(pairing.units),
+        "units": pairing.n_units,
     }
     if check.test == "regression":
         p = s.get("p_adjusted", s["p_regression"])

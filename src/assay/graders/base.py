@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar, cast
@@ -14,6 +15,24 @@ from ..core.transcript import Transcript
 from ..envs.environment import Domain
 
 PathKey = tuple[str | int, ...]
+
+#: Parsed parameters by (grader class, spec object), held weakly: a task's graders are
+#: built for each of its trials, their parameters validated once.
+_PARAMS: dict[tuple[type[Any], int], tuple[weakref.ref[GraderSpec], Any]] = {}
+
+
+def _parsed(cls: type[Grader[Any]], spec: GraderSpec) -> Any:
+    key = (cls, id(spec))
+    hit = _PARAMS.get(key)
+    if hit is not None and hit[0]() is spec:
+        return hit[1]
+    params = cls.parse(spec.params)
+
+    def forget(_: object) -> None:
+        _PARAMS.pop(key, None)
+
+    _PARAMS[key] = (weakref.ref(spec, forget), params)
+    return params
 
 
 @dataclass(frozen=True)
@@ -55,7 +74,7 @@ class Grader(Generic[P]):
         self.gating = spec.gating
         self.domain = domain
         self.settings = settings or GraderSettings()
-        self.params = self.parse(spec.params)
+        self.params = _parsed(type(self), spec)
 
     @classmethod
     def parse(cls, raw: Any) -> P:

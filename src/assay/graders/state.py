@@ -12,14 +12,18 @@ says which were ignored.
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field
 
 from ..core.results import GradeResult, Outcome
+from ..core.sources import PathKey
 from ..core.task import Task
 from ..core.transcript import Transcript
 from ..envs.capabilities import GoldState, GoldStateDomain, StateComparison, compare_by_diff, replay_gold
+from ..envs.environment import Domain
 from ..envs.state import Snapshot, State
 from ..envs.tools import ToolError
 from .base import Grader, Params
@@ -81,8 +85,23 @@ class StateGrader(Grader[StateParams]):
             return {"gold": False}
         return raw
 
+    @classmethod
+    def check(cls, params: StateParams, domain: Domain, task: Task) -> list[tuple[PathKey, str]]:
+        """A domain without tools has no state an agent could change: the grader would
+        pass every trial, so it is a suite mistake."""
+        if not domain.toolkit.names():
+            return [
+                ((), f"a state grader needs a domain with tools and state; domain {domain.name!r} has none")
+            ]
+        return []
+
     def gold(self, task: Task) -> GoldState:
-        """The gold state: the domain's own, or the reference actions replayed."""
+        """The gold state: the domain's own, or the reference actions replayed. Built once
+        per task, domain and ``failed_actions`` rule: the k trials of a task share it."""
+        rule = self.params.failed_actions
+        return _GOLD.get((id(task), id(self.domain), rule), task, lambda: self._build_gold(task))
+
+    def _build_gold(self, task: Task) -> GoldState:
         if isinstance(self.domain, GoldStateDomain):
             return self.domain.gold_state(task)
         return replay_gold(self.domain, task, ignore_failures=self.params.failed_actions == "ignore")
@@ -140,6 +159,30 @@ class StateGrader(Grader[StateParams]):
             )
         what = "end state matches gold" if self.params.gold else "assertions hold"
         return self.result(True, "; ".join([what, *notes]), metrics=metrics)
+
+
+class _GoldCache:
+    """Gold states by task object, domain and rule, held weakly: an entry goes when its
+    task does (a run's tasks live as long as the run), and a frozen state is shared safely."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[int, int, str], tuple[weakref.ref[Task], GoldState]] = {}
+
+    def get(self, key: tuple[int, int, str], task: Task, build: Callable[[], GoldState]) -> GoldState:
+        hit = self._entries.get(key)
+        if hit is not None and hit[0]() is task:
+            return hit[1]
+        value = build()  # a ToolError propagates and nothing is kept
+        entries = self._entries
+
+        def forget(_: object) -> None:
+            entries.pop(key, None)
+
+        self._entries[key] = (weakref.ref(task, forget), value)
+        return value
+
+
+_GOLD = _GoldCache()
 
 
 def _record(state: State | Snapshot, table: str, key: str) -> dict[str, Any] | None:

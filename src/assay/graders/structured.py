@@ -225,10 +225,12 @@ class StructuredGrader(Grader[StructuredParams]):
                 problems.append(f"schema: {'; '.join(errors[:3])}" + (" ..." if len(errors) > 3 else ""))
                 category = "schema_violation"
         expected = self._expected(task)
+        right = ""
         if expected:
             report = field_accuracy(value, expected)
             if report.accuracy is not None:
                 metrics["field_accuracy"] = report.accuracy
+                right = f", {len(report.correct)} of {len(report.correct) + len(report.wrong)} fields right"
             enums = p.enum_fields if p.enum_fields is not None else enum_paths(schema or {})
             enum_expected = {k: v for k, v in expected.items() if k in enums}
             if enum_expected:
@@ -247,7 +249,7 @@ class StructuredGrader(Grader[StructuredParams]):
             return self.result(False, "; ".join(problems), category=category, metrics=metrics, score=score)
         return self.result(
             True,
-            "valid structured output" + (f", {len(expected)} fields right" if expected else ""),
+            "valid structured output" + right,
             metrics=metrics,
             score=score,
         )

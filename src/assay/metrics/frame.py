@@ -38,6 +38,9 @@ class TrialFrame:
     cost_usd: FloatArray
     input_tokens: FloatArray
     output_tokens: FloatArray
+    error_category: npt.NDArray[np.object_] | None = None
+    """The failure category of each trial (None where there is none); absent in frames
+    built before it was a column."""
 
     def __len__(self) -> int:
         return int(self.task.size)
@@ -54,6 +57,7 @@ class TrialFrame:
         cost_usd: Sequence[float | None],
         input_tokens: Sequence[int | None],
         output_tokens: Sequence[int | None],
+        error_category: Sequence[str | None] | None = None,
     ) -> TrialFrame:
         names, codes = np.unique(np.asarray(task_id, dtype=object), return_inverse=True)
 
@@ -71,6 +75,7 @@ class TrialFrame:
             cost_usd=floats(cost_usd),
             input_tokens=floats(input_tokens),
             output_tokens=floats(output_tokens),
+            error_category=None if error_category is None else np.asarray(error_category, dtype=object),
         )
 
     @classmethod
@@ -85,6 +90,7 @@ class TrialFrame:
             [r.cost_usd for r in results],
             [r.input_tokens for r in results],
             [r.output_tokens for r in results],
+            [r.error_category for r in results],
         )
 
 
@@ -96,6 +102,13 @@ class FrameExtras:
     process: dict[str, float] = field(default_factory=dict)
     usage_by_role: dict[str, dict[str, Any]] = field(default_factory=dict)
     failures: dict[str, dict[str, int]] = field(default_factory=dict)
+    process_totals: dict[str, float] = field(default_factory=dict)
+    """Sum of each process metric over the trials that carry it."""
+    failed_graders: dict[str, int] = field(default_factory=dict)
+    """Gating graders that failed trials with reward 0: how many trials each failed."""
+    model_calls: list[tuple[str, float | None, float | None, bool]] = field(default_factory=list)
+    """Model calls not answered from the cache: (model, latency, time to first token,
+    failed), for the per-model figures of :attr:`assay.metrics.Usage.by_model`."""
 
     def __post_init__(self) -> None:
         self.failures = {task: by_count(Counter(c)) for task, c in self.failures.items()}
@@ -107,7 +120,15 @@ class FrameExtras:
         counts: Counter[str] = Counter()
         usage: dict[str, dict[str, Any]] = {}
         failures: dict[str, Counter[str]] = defaultdict(Counter)
+        failed_graders: Counter[str] = Counter()
+        calls: list[tuple[str, float | None, float | None, bool]] = []
         for r in results:
+            if r.transcript is not None:
+                calls.extend(
+                    (c.model, c.latency_s, c.ttft_s, c.failed)
+                    for c in r.transcript.model_calls()
+                    if c.source != "cache"
+                )
             for g in r.grades:
                 verdict = (
                     "skipped"
@@ -122,13 +143,17 @@ class FrameExtras:
             for role, u in r.usage.items():
                 add_usage(usage.setdefault(role, empty_usage()), u)
             if r.reward == 0:
-                failed = [g.grader for g in r.grades if g.gating and g.passed is False] or [r.termination]
-                failures[r.task_id].update(failed)
+                by = [g.grader for g in r.grades if g.gating and g.passed is False]
+                failed_graders.update(by)
+                failures[r.task_id].update(by or [r.termination])
         return cls(
             graders={name: dict(sorted(c.items())) for name, c in sorted(graders.items())},
             process={name: sums[name] / counts[name] for name in sorted(counts)},
             usage_by_role=dict(sorted(usage.items())),
             failures={task: by_count(c) for task, c in failures.items()},
+            process_totals={name: sums[name] for name in sorted(counts)},
+            failed_graders=by_count(failed_graders),
+            model_calls=calls,
         )
 
 

@@ -9,7 +9,7 @@ apart, so they never count as agent failures.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -164,8 +164,38 @@ def _usage(frame: TrialFrame, extras: FrameExtras) -> Usage:
                 "trials_with_usage": int(t_in.size),
             },
             "by_role": by_role,
+            "by_model": by_model(extras.model_calls),
         }
     )
+
+
+def by_model(calls: Sequence[tuple[str, float | None, float | None, bool]]) -> dict[str, dict[str, Any]]:
+    """Per model: calls, failed calls, and mean/p50/p95/p99 of the answered calls'
+    latency and of their time to first token (where the call reported one)."""
+    grouped: dict[str, list[tuple[float | None, float | None, bool]]] = defaultdict(list)
+    for model, latency, ttft, failed in calls:
+        grouped[model].append((latency, ttft, failed))
+    out: dict[str, dict[str, Any]] = {}
+    for model, rows in sorted(grouped.items()):
+        answered = [(lat, ttft) for lat, ttft, failed in rows if not failed]
+        latencies = np.array([lat for lat, _ in answered if lat is not None], dtype=np.float64)
+        ttfts = np.array([t for _, t in answered if t is not None], dtype=np.float64)
+        out[model] = {
+            "calls": len(rows),
+            "failed": len(rows) - len(answered),
+            "latency_s": _latency(latencies),
+            "ttft_s": _latency(ttfts),
+            "calls_with_ttft": int(ttfts.size),
+        }
+    return out
+
+
+def _latency(values: npt.NDArray[np.float64]) -> dict[str, float | None]:
+    return {"mean": _round(float(values.mean()), 6) if values.size else None, **_percentiles(values)}
+
+
+def _ci(bounds: tuple[float, float]) -> tuple[float | None, float | None]:
+    return (_round(bounds[0]), _round(bounds[1]))
 
 
 def _task_table(
@@ -177,25 +207,29 @@ def _task_table(
     ends = np.searchsorted(f.task[order], np.arange(len(f.task_ids)), side="right")
     hat_rows = np.round(passk_matrix(agg.n, agg.c, k_max)[0], 4).tolist()
     keys = [str(k) for k in range(1, k_max + 1)]
+    rewards = [None if r != r else int(r) for r in f.reward[order].tolist()]
+    terminations = f.termination[order].tolist()
+    bounds = list(zip(starts.tolist(), ends.tolist(), strict=True))
     rows: dict[str, TaskRow] = {}
     for t, task_id in enumerate(f.task_ids):
-        idx = order[starts[t] : ends[t]]
+        start, end = bounds[t]
         n, c = int(agg.n[t]), int(agg.c[t])
         m = meta.get(task_id, TaskMeta(task_id))
-        rows[task_id] = TaskRow(
+        # built without validation: every value is computed here with its declared type
+        rows[task_id] = TaskRow.model_construct(
             task_id=task_id,
             stratum=m.stratum,
             split=m.split,
             tags=list(m.tags),
             difficulty=m.difficulty,
-            trials=int(idx.size),
-            excluded=int(idx.size) - n,
+            trials=end - start,
+            excluded=end - start - n,
             successes=c,
             success_rate=_round(c / n) if n else None,
-            success_rate_ci=tuple(_round(x) for x in wilson_interval(c, n)) if n else (None, None),
+            success_rate_ci=_ci(wilson_interval(c, n)) if n else (None, None),
             pass_hat_k=dict(zip(keys[: min(n, k_max)], hat_rows[t], strict=False)),
-            rewards=[None if r != r else int(r) for r in f.reward[idx]],
-            terminations=dict(Counter(f.termination[idx].tolist())),
+            rewards=rewards[start:end],
+            terminations=dict(Counter(terminations[start:end])),
             failures=failures.get(task_id, {}),
         )
     for task_id, m in meta.items():  # planned tasks with no trial yet

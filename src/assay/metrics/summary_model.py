@@ -99,11 +99,27 @@ class RoleUsage(_Model):
     unpriced_trials: int = 0
 
 
+class ModelTiming(_Model):
+    """How fast one model answered over the run's calls (cached answers left out)."""
+
+    calls: int = 0
+    failed: int = 0
+    """Calls that ended in an error (after retries)."""
+    latency_s: Latency = Field(default_factory=Latency)
+    """Latency of the answered calls."""
+    ttft_s: Latency = Field(default_factory=Latency)
+    """Time to first token of the streamed calls that reported it."""
+    calls_with_ttft: int = 0
+
+
 class Usage(_Model):
     latency_s: Latency = Field(default_factory=Latency)
     cost_usd: Cost = Field(default_factory=Cost)
     tokens: Tokens = Field(default_factory=Tokens)
     by_role: dict[str, RoleUsage] = Field(default_factory=dict)
+    by_model: dict[str, ModelTiming] = Field(default_factory=dict)
+    """Latency and time to first token per model (``agent``, ``user`` and judge models
+    alike); empty when the run made no model call."""
 
 
 class TaskRow(_Model):
@@ -253,12 +269,19 @@ class RunSummary(_Model):
 
     def value_at(self, path: str) -> tuple[Any, str | None]:
         """The value at a dotted ``path`` (``by_split.regression.pass_hat_k.k``; ``k``
-        after pass_hat_k / pass_at_k means :meth:`trials_k`), or ``(None, why)``."""
+        after pass_hat_k / pass_at_k means :meth:`trials_k`), or ``(None, why)``. A key
+        with dots in it (a model name such as ``openai:gpt-4.1``) is matched whole."""
         node: Any = self.to_dict()
         walked: list[str] = []
         k = str(self.trials_k())
-        for part in path.split("."):
+        parts = path.split(".")
+        i = 0
+        while i < len(parts):
+            part = parts[i]
             key = k if part == "k" and walked and walked[-1] in ("pass_hat_k", "pass_at_k") else part
+            if isinstance(node, dict) and key not in node:  # the longest dotted key that exists
+                joined = (".".join(parts[i:j]) for j in range(len(parts), i + 1, -1))
+                key, i = next(((c, i + c.count(".")) for c in joined if c in node), (key, i))
             if not isinstance(node, dict) or key not in node:
                 where = ".".join(walked) or "the summary"
                 if walked and walked[0] in ("by_stratum", "by_split", "by_tag") and len(walked) == 1:
@@ -266,6 +289,7 @@ class RunSummary(_Model):
                 return None, f"{where} has no {key!r} in this run"
             node = node[key]
             walked.append(key)
+            i += 1
         if node is None:
             return None, f"{path} has no value in this run (nothing measured it)"
         return node, None

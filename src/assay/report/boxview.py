@@ -25,9 +25,8 @@ def box_section(runs: Sequence[Run], profile: ScoringProfile | None = None) -> d
     metrics = list(result.scored.metrics)
     losses: dict[str, list[float]] = {}
     for run in data:
-        keys = sorted(run.trials)
-        if not keys:
+        if not run.counted:
             continue
-        values = {m: [run.trials[k][m] for k in keys] for m in metrics}
-        losses[run.run_id] = [float(x) for x in trial_losses(values, result.scored)]
+        values = {m: run.per_trial(m) for m in metrics}
+        losses[run.run_id] = trial_losses(values, result.scored).tolist()
     return {**doc, "losses": losses, "scored_metrics": metrics}

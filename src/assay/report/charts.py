@@ -98,8 +98,12 @@ def passk_curves(series: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]
         ax.set_title(title, fontsize=9, color=INK)
         ax.set_xlabel("k")
         ax.set_ylim(-0.02, 1.02)
-        if ks_all:
+        if 0 < len(ks_all) <= 12:
             ax.set_xticks(sorted(ks_all))
+        elif ks_all:  # one tick per k would be unreadable (and slow to lay out)
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=10, integer=True))
     axes[0].set_ylabel("rate (95% band over tasks)")
     if len(series) > 1:
         handles, labels = axes[0].get_legend_handles_labels()
@@ -193,16 +197,30 @@ def bars(
     return to_svg(fig, label)
 
 
+MAX_FLIERS = 200
+
+
 def loss_distributions(losses: Mapping[str, Sequence[float]]) -> str:
-    """Box-score trial losses per configuration: box plot of log(1 + loss)."""
+    """Box-score trial losses per configuration: box plot of log(1 + loss). Boxes and
+    whiskers are computed from every trial; at most ``MAX_FLIERS`` outliers per
+    configuration are drawn (evenly spaced in rank, the extremes kept), so the chart
+    stays small for a million trials."""
     import numpy as np
+    from matplotlib import cbook
 
     fig = _figure(9.0, 0.8 + 0.45 * max(1, len(losses)))
     ax = fig.subplots()
     _style(ax)
     names = list(losses)
-    data = [np.log1p(np.asarray(losses[n], dtype=float)) for n in names]
-    parts = ax.boxplot(data, orientation="horizontal", patch_artist=True, widths=0.5, showfliers=True)
+    stats = []
+    for n in names:
+        (st,) = cbook.boxplot_stats(np.log1p(np.asarray(losses[n], dtype=float)))
+        fliers = np.sort(np.asarray(st["fliers"]))
+        if fliers.size > MAX_FLIERS:
+            fliers = fliers[np.unique(np.linspace(0, fliers.size - 1, MAX_FLIERS).round().astype(int))]
+        st["fliers"] = fliers
+        stats.append(st)
+    parts = ax.bxp(stats, orientation="horizontal", patch_artist=True, widths=0.5, showfliers=True)
     for i, box in enumerate(parts["boxes"]):
         box.set_facecolor(color(i))
         box.set_alpha(0.6)

@@ -9,9 +9,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..box import ScoringProfile
 from ..compare import compare_runs as paired_comparison
 from ..errors import AssayError
+from ..metrics.frame import TrialFrame
 from ..metrics.summary_model import task_outcome
 from ..runner.api import Run
 
@@ -21,6 +24,19 @@ _ORDER = {"regressed": 0, "improved": 1, "changed": 2, "same": 3}
 def _rate(rewards: list[int | None]) -> float | None:
     counted = [r for r in rewards if r is not None]
     return sum(counted) / len(counted) if counted else None
+
+
+def task_rewards(frame: TrialFrame) -> dict[str, list[int | None]]:
+    """Each task's trial rewards in trial order (None: excluded), from the columns."""
+    order = np.lexsort((frame.trial_index, frame.task))
+    codes = frame.task[order]
+    values = [None if r != r else int(r) for r in frame.reward[order].tolist()]
+    bounds = np.searchsorted(codes, np.arange(len(frame.task_ids) + 1)).tolist()
+    return {
+        t: values[bounds[i] : bounds[i + 1]]
+        for i, t in enumerate(frame.task_ids)
+        if bounds[i + 1] > bounds[i]
+    }
 
 
 def check_comparable(runs: Sequence[Run]) -> None:
@@ -46,8 +62,8 @@ def task_rows(a: Run, b: Run) -> list[dict[str, Any]]:
     """
     rewards: dict[str, dict[str, list[int | None]]] = defaultdict(lambda: {"a": [], "b": []})
     for side, run in (("a", a), ("b", b)):
-        for r in run.results:
-            rewards[r.task_id][side].append(r.reward)
+        for task_id, values in task_rewards(run.frame()).items():
+            rewards[task_id][side] = values
     meta = {t.task_id: t for t in (*a.tasks, *b.tasks)}
     rows: list[dict[str, Any]] = []
     for task_id, rw in rewards.items():

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from ..core.results import TrialResult
 from ..core.transcript import Transcript
-from ..metrics.summary_model import Interval, RunSummary
+from ..metrics.summary_model import Interval, ModelTiming, RunSummary
 
 
 def _pct(x: float | None) -> str:
@@ -54,6 +54,8 @@ def _head(summary: RunSummary) -> Table:
     head.add_row("pass^k", _curve(o.pass_hat_k, o.pass_hat_k_ci))
     head.add_row("pass@k", _curve(o.pass_at_k, o.pass_at_k_ci))
     head.add_row("usage", _usage(summary))
+    for model, timing in summary.usage.by_model.items():
+        head.add_row("", escape(f"{model}: {_timing(timing)}"))
     if summary.safety is not None:
         head.add_row("safety", _safety(summary))
     ex = summary.excluded
@@ -94,6 +96,15 @@ def _usage(summary: RunSummary) -> str:
         parts.append(f"cost ${u.cost_usd.total:.4f} (${u.cost_usd.mean or 0:.5f}/trial)")
     elif u.tokens.trials_with_usage:
         parts.append("cost unknown (no pricing: --pricing FILE)")
+    return " · ".join(parts)
+
+
+def _timing(t: ModelTiming) -> str:
+    """One model's calls, latency and time to first token."""
+    parts = [f"{t.calls} calls" + (f" ({t.failed} failed)" if t.failed else "")]
+    parts.append(f"latency p50 {_secs(t.latency_s.p50)}, p95 {_secs(t.latency_s.p95)}")
+    if t.calls_with_ttft:
+        parts.append(f"TTFT p50 {_secs(t.ttft_s.p50)}, p95 {_secs(t.ttft_s.p95)}")
     return " · ".join(parts)
 
 

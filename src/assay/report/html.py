@@ -22,14 +22,18 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+import numpy.typing as npt
+
 from ..box import ScoringProfile
 from ..errors import AssayError
+from ..metrics.frame import TrialFrame
 from ..runner.api import Run
 from ..store.store import Store
 from . import charts
 from .boxview import box_section
 from .comparison import check_comparable, compare_view
-from .runview import build_run_view, trial_rows
+from .runview import build_run_view, frame_rows
 from .transcript_view import transcript_view
 
 if TYPE_CHECKING:
@@ -37,6 +41,9 @@ if TYPE_CHECKING:
 
 TranscriptChoice = Literal["failed", "all", "none"]
 MAX_TRANSCRIPTS = 500
+MAX_TASK_ROWS = 2000
+MAX_TRIAL_ROWS = 1000
+MAX_COMPARE_ROWS = 2000
 
 
 def static_text(name: str) -> str:
@@ -110,16 +117,17 @@ def run_charts(views: Sequence[dict[str, Any]]) -> dict[str, str]:
         "categories": charts.bars({k: f["categories"] for k, f in fails.items()}, "failure categories"),
         "root_causes": charts.bars({k: f["root_causes"] for k, f in fails.items()}, "root-cause layers"),
     }
-    costs = {v["run_id"]: v["distributions"]["cost_usd"] for v in views if v["distributions"]["cost_usd"]}
+    costs = {
+        v["run_id"]: v["distributions"]["cost_usd"] for v in views if len(v["distributions"]["cost_usd"])
+    }
     if costs:
         pct = {}
-        for v in views:
-            values = sorted(v["distributions"]["cost_usd"])
-            if values:
-                pct[v["run_id"]] = {
-                    f"p{q}": values[min(len(values) - 1, math.ceil(q / 100 * len(values)) - 1)]
-                    for q in (50, 95, 99)
-                }
+        for run_id, values in costs.items():
+            ordered = np.sort(np.asarray(values, dtype=float))
+            pct[run_id] = {
+                f"p{q}": float(ordered[min(ordered.size - 1, math.ceil(q / 100 * ordered.size) - 1)])
+                for q in (50, 95, 99)
+            }
         out["cost"] = charts.distribution(costs, "cost per trial (USD)", pct)
     tokens = {v["run_id"]: v["tokens_by_role"] for v in views if v["tokens_by_role"]}
     if tokens:
@@ -139,24 +147,45 @@ def _pack(transcripts: dict[str, str]) -> str:
     return base64.b64encode(gzip.compress(raw, 9, mtime=0)).decode("ascii")
 
 
-def _transcripts(
-    env: jinja2.Environment, runs: Sequence[Run], which: TranscriptChoice, limit: int
-) -> tuple[dict[str, str], int]:
-    """Rendered transcript HTML keyed ``run/task/trial``; and how many were left out."""
-    if which == "none":
-        return {}, 0
+def _transcripts(env: jinja2.Environment, run: Run, keys: list[tuple[str, int]]) -> dict[str, str]:
+    """Rendered transcript HTML of these trials, keyed ``run/task/trial``."""
     macro = env.get_template("_transcript.html").module.transcript  # type: ignore[attr-defined]
     out: dict[str, str] = {}
-    skipped = 0
-    for run in runs:
-        chosen = [r for r in run.results if which == "all" or r.reward != 1]
-        for r in chosen:
-            if len(out) >= limit:
-                skipped += 1
-                continue
-            tv = transcript_view(r, run.transcript(r.task_id, r.trial_index))
-            out[f"{run.run_id}/{r.task_id}/{r.trial_index}"] = str(macro(tv))
-    return out, skipped
+    for r in run.trials(keys):
+        tv = transcript_view(r, run.transcript(r.task_id, r.trial_index))
+        out[f"{run.run_id}/{r.task_id}/{r.trial_index}"] = str(macro(tv))
+    return out
+
+
+def trial_order(frame: TrialFrame, which: TranscriptChoice = "failed") -> npt.NDArray[np.intp]:
+    """Frame rows of the trials a report lists, in the order it lists them: failed and
+    excluded trials (``which="all"``: every trial), one per task first (tasks with the
+    lowest success rate first, then by id), then a second per task, and so on - so a
+    bounded list covers as many tasks as it can."""
+    rows = np.flatnonzero(frame.reward != 1) if which != "all" else np.arange(len(frame))
+    if rows.size == 0:
+        return rows
+    size = len(frame.task_ids)
+    valid = ~np.isnan(frame.reward)
+    n = np.bincount(frame.task[valid], minlength=size)
+    wins = np.bincount(frame.task[valid], weights=frame.reward[valid], minlength=size)
+    rate = np.where(n > 0, wins / np.maximum(n, 1), -1.0)  # no counted trial: first
+    task = frame.task[rows]
+    by_task = rows[np.lexsort((frame.trial_index[rows], task))]
+    task_sorted = frame.task[by_task]
+    starts = np.searchsorted(task_sorted, task_sorted, side="left")
+    nth = np.arange(by_task.size) - starts  # 0 for a task's first listed trial, 1 for its second...
+    order = np.lexsort((frame.trial_index[by_task], task_sorted, rate[task_sorted], nth))
+    return by_task[order]
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How much of a run a report embeds; the rest is left to ``assay view``."""
+
+    tasks: int = MAX_TASK_ROWS
+    trials: int = MAX_TRIAL_ROWS
+    compare_tasks: int = MAX_COMPARE_ROWS
 
 
 @dataclass(frozen=True)
@@ -168,6 +197,18 @@ class Report:
     left_out: int
 
 
+def _task_rows(tasks: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """The per-task rows a report embeds: all of them up to ``limit``; beyond, the
+    ``limit`` tasks with the lowest success rate (tasks with no counted trial first),
+    ties by id."""
+    if len(tasks) <= limit:
+        return tasks
+    ranked = sorted(
+        tasks, key=lambda t: (-1.0 if t["success_rate"] is None else t["success_rate"], t["task_id"])
+    )
+    return ranked[:limit]
+
+
 def build_report(
     runs: Sequence[Run],
     *,
@@ -175,14 +216,22 @@ def build_report(
     transcripts: TranscriptChoice = "failed",
     max_transcripts: int = MAX_TRANSCRIPTS,
     title: str | None = None,
+    bounds: Bounds | None = None,
 ) -> Report:
-    """The report of one or several runs as one HTML document. ``transcripts`` chooses
-    which trials' transcripts are embedded (failed and excluded ones by default), at most
-    ``max_transcripts`` of them."""
+    """The report of one or several runs as one HTML document, of bounded size at any
+    scale: aggregates and charts of every trial; the per-task table (at most
+    ``bounds.tasks`` tasks: the lowest success rates first), failed and excluded trials
+    (at most ``bounds.trials``: one per task first, see :func:`trial_order`) and the
+    comparison's tasks (at most ``bounds.compare_tasks``: flipped and most changed
+    first); ``transcripts`` chooses which trials' transcripts are embedded (failed and
+    excluded ones by default, in the order of the trial list), at most
+    ``max_transcripts``. What is left out is counted in the report and shown by
+    ``assay view``."""
     if not runs:
         raise AssayError("give at least one run to report on")
     if len(runs) > 1:
         check_comparable(list(runs))
+    limits = bounds or Bounds()
     env = environment()
     views = [build_run_view(run) for run in runs]
     per_run = [run_charts([v]) for v in views]
@@ -191,26 +240,52 @@ def build_report(
     box = box_section(runs, profile)
     if box is not None and box["losses"]:
         box["chart"] = charts.loss_distributions(box.pop("losses"))
-    packed, left_out = _transcripts(env, runs, transcripts, max_transcripts)
-    data = {
-        "runs": [
+    packed: dict[str, str] = {}
+    left_out = 0
+    runs_data, shown = [], []
+    for v, run in zip(views, runs, strict=True):
+        frame = run.frame()
+        listed = trial_order(frame)
+        head = listed[: limits.trials]
+        head_keys = [(frame.task_ids[frame.task[i]], int(frame.trial_index[i])) for i in head.tolist()]
+        failed_rows = frame_rows(frame, head, run.store.failed_graders(run.run_id, head_keys))
+        if transcripts != "none":
+            chosen = listed if transcripts == "failed" else trial_order(frame, "all")
+            room = max(0, max_transcripts - len(packed))
+            keys = [
+                (frame.task_ids[frame.task[i]], int(frame.trial_index[i])) for i in chosen[:room].tolist()
+            ]
+            packed.update(_transcripts(env, run, keys))
+            left_out += int(chosen.size) - len(keys)
+        tasks = _task_rows(v["summary"]["tasks"], limits.tasks)
+        runs_data.append(
             {
                 "run_id": v["run_id"],
-                "tasks": v["summary"]["tasks"],
-                "failed_trials": _failed_rows(run),
+                "tasks": tasks,
+                "failed_trials": failed_rows,
                 "filters": v["filters"],
                 "k": run.info.trials_per_task,
             }
-            for v, run in zip(views, runs, strict=True)
-        ],
-        "comparisons": [{"a": c["a"], "b": c["b"], "tasks": c["tasks"]} for c in comparisons],
-        "transcripts": sorted(packed),
-    }
+        )
+        shown.append(
+            {
+                "tasks": len(tasks),
+                "all_tasks": len(v["summary"]["tasks"]),
+                "trials": len(failed_rows),
+                "all_trials": int(listed.size),
+            }
+        )
+    compare_data = []
+    for c in comparisons:
+        c["shown_tasks"], c["all_tasks"] = min(len(c["tasks"]), limits.compare_tasks), len(c["tasks"])
+        compare_data.append({"a": c["a"], "b": c["b"], "tasks": c["tasks"][: limits.compare_tasks]})
+    data = {"runs": runs_data, "comparisons": compare_data, "transcripts": sorted(packed)}
     template = env.get_template("report.html")
     html = template.render(
         title=title or "assay report · " + ", ".join(r.run_id for r in runs),
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         views=views,
+        shown=shown,
         per_run=per_run,
         overall=overall,
         comparisons=comparisons,
@@ -218,15 +293,12 @@ def build_report(
         data=data,
         packed=_pack(packed) if packed else "",
         n_transcripts=len(packed),
+        max_transcripts=max_transcripts,
         left_out=left_out,
         css=static_text("assay.css"),
         js=static_text("table.js") + "\n" + static_text("report.js"),
     )
     return Report(html, len(packed), left_out)
-
-
-def _failed_rows(run: Run) -> list[dict[str, Any]]:
-    return trial_rows([r for r in run.results if r.reward != 1])
 
 
 @dataclass(frozen=True)

@@ -144,11 +144,7 @@ def _metric_rows(rows: list[MetricRow], alpha: float) -> list[str]:
 def _pair_markdown(pair: PairResult, comparison: Comparison) -> list[str]:
     p = pair.pairing
     alpha = comparison.alpha
-    unit = (
-        f"{len(p.units)} tasks"
-        if p.match == "task"
-        else f"{len(p.units)} trial pairs over {len(p.task_units)} tasks"
-    )
+    unit = f"{p.n_units} tasks" if p.match == "task" else f"{p.n_units} trial pairs over {p.n_tasks} tasks"
     quality = pair.quality
     lines = [
         f"### {pair.name} vs baseline",

@@ -2,17 +2,22 @@
 distributions, failure breakdowns and one compact row per trial.
 
 Shared by the one-file HTML report and the ``assay view`` web viewer, so both show the
-same figures. Pure functions over a loaded :class:`~assay.runner.Run`.
+same figures. Pure functions over a run's columns (:class:`~assay.metrics.TrialFrame`)
+and SQL aggregates (:class:`~assay.metrics.FrameExtras`): no object per trial.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from ..core.results import TrialResult
+from ..metrics.frame import FrameExtras, TrialFrame
 from ..metrics.summary_model import RunSummary
 from ..runner.api import Run
 
@@ -40,7 +45,11 @@ def curve_points(summary: RunSummary) -> dict[str, list[dict[str, Any]]]:
     """pass^k and pass@k for k = 1..K with the summary's intervals, and how many tasks
     (with at least k counted trials) each averages."""
     o = summary.overall
-    counted = [t.trials - t.excluded for t in summary.tasks]
+    counted = np.sort(np.array([t.trials - t.excluded for t in summary.tasks], dtype=np.int64))
+
+    def at_least(k: int) -> int:  # tasks with at least k counted trials
+        return int(counted.size - np.searchsorted(counted, k, side="left"))
+
     out: dict[str, list[dict[str, Any]]] = {}
     for name, values, cis in (
         ("pass_hat_k", o.pass_hat_k, o.pass_hat_k_ci),
@@ -52,7 +61,7 @@ def curve_points(summary: RunSummary) -> dict[str, list[dict[str, Any]]]:
                 "value": value,
                 "low": cis.get(k, (None, None))[0],
                 "high": cis.get(k, (None, None))[1],
-                "tasks": sum(1 for n in counted if n >= int(k)),
+                "tasks": at_least(int(k)),
             }
             for k, value in values.items()
         ]
@@ -63,77 +72,147 @@ def _failed_graders(r: TrialResult) -> list[str]:
     return [g.grader for g in r.grades if g.gating and g.passed is False]
 
 
+def _row(
+    task_id: str,
+    trial: int,
+    reward: float | None,
+    termination: str,
+    category: str | None,
+    root_cause: str | None,
+    failed: list[str],
+    latency: float,
+    cost: float | None,
+    t_in: float | None,
+    t_out: float | None,
+) -> dict[str, Any]:
+    known = [t for t in (t_in, t_out) if t is not None and t == t]
+    return {
+        "task_id": task_id,
+        "trial": trial,
+        "reward": reward,
+        "outcome": "excluded" if reward is None else "pass" if reward == 1 else "fail",
+        "termination": termination,
+        "category": category,
+        "root_cause": root_cause,
+        "failed": failed,
+        "latency_s": _r(latency, 4),
+        "cost_usd": _r(cost, 6),
+        "tokens": int(sum(known)) if known else None,
+    }
+
+
 def trial_rows(results: Sequence[TrialResult]) -> list[dict[str, Any]]:
     """One compact row per trial (no transcript): what tables and links need."""
     return [
-        {
-            "task_id": r.task_id,
-            "trial": r.trial_index,
-            "reward": r.reward,
-            "outcome": "excluded" if r.reward is None else "pass" if r.reward == 1 else "fail",
-            "termination": r.termination,
-            "category": r.error_category,
-            "root_cause": r.root_cause,
-            "failed": _failed_graders(r),
-            "latency_s": _r(r.latency_s, 4),
-            "cost_usd": _r(r.cost_usd, 6),
-            "tokens": None
-            if r.input_tokens is None and r.output_tokens is None
-            else (r.input_tokens or 0) + (r.output_tokens or 0),
-        }
+        _row(
+            r.task_id,
+            r.trial_index,
+            r.reward,
+            r.termination,
+            r.error_category,
+            r.root_cause,
+            _failed_graders(r),
+            r.latency_s,
+            r.cost_usd,
+            r.input_tokens,
+            r.output_tokens,
+        )
         for r in results
     ]
 
 
-def failure_breakdown(results: Sequence[TrialResult]) -> dict[str, dict[str, int]]:
+def frame_rows(
+    frame: TrialFrame, rows: npt.ArrayLike, failed: dict[tuple[str, int], list[str]]
+) -> list[dict[str, Any]]:
+    """:func:`trial_rows` of the frame's rows ``rows`` (positions), from columns;
+    ``failed`` gives the gating graders that failed each trial."""
+    out = []
+    category = frame.error_category
+    for i in np.asarray(rows, dtype=np.intp).tolist():
+        task_id, index = frame.task_ids[frame.task[i]], int(frame.trial_index[i])
+        reward = frame.reward[i]
+        out.append(
+            _row(
+                task_id,
+                index,
+                None if reward != reward else int(reward),
+                frame.termination[i],
+                None if category is None else category[i],
+                frame.root_cause[i],
+                failed.get((task_id, index), []),
+                float(frame.latency_s[i]),
+                float(frame.cost_usd[i]),
+                float(frame.input_tokens[i]),
+                float(frame.output_tokens[i]),
+            )
+        )
+    return out
+
+
+def _counts(values: npt.NDArray[Any]) -> dict[str, int]:
+    names, counts = np.unique(np.asarray(values, dtype=object).astype(str), return_counts=True)
+    pairs = sorted(zip(names.tolist(), counts.tolist(), strict=True), key=lambda kv: -kv[1])
+    return {str(k): int(v) for k, v in pairs}
+
+
+def _either(values: npt.NDArray[Any], fallback: npt.NDArray[Any] | str) -> npt.NDArray[Any]:
+    """``values`` where not None, else ``fallback``."""
+    missing = np.fromiter((v is None for v in values.tolist()), dtype=bool, count=values.size)
+    return np.where(missing, fallback, values)
+
+
+def failure_breakdown(frame: TrialFrame, extras: FrameExtras) -> dict[str, dict[str, int]]:
     """Failed trials by failure category and root-cause layer; excluded trials by
-    root cause apart (they are not the agent's failures)."""
-    failed = [r for r in results if r.reward == 0]
-    excluded = [r for r in results if r.reward is None]
-    graders: Counter[str] = Counter(g for r in failed for g in _failed_graders(r))
+    root cause apart (they are not the agent's failures); the gating graders that
+    failed trials. Most frequent first."""
+    failed = frame.reward == 0
+    excluded = np.isnan(frame.reward)
+    category = frame.error_category if frame.error_category is not None else np.full(len(frame), None)
     return {
-        "categories": dict(Counter(r.error_category or r.termination for r in failed).most_common()),
-        "root_causes": dict(Counter(r.root_cause or "UNKNOWN" for r in failed).most_common()),
-        "excluded_root_causes": dict(Counter(r.root_cause or "UNKNOWN" for r in excluded).most_common()),
-        "graders": dict(graders.most_common()),
+        "categories": _counts(_either(category[failed], frame.termination[failed])),
+        "root_causes": _counts(_either(frame.root_cause[failed], "UNKNOWN")),
+        "excluded_root_causes": _counts(_either(frame.root_cause[excluded], "UNKNOWN")),
+        "graders": dict(extras.failed_graders),
     }
 
 
-def tokens_by_role(results: Sequence[TrialResult]) -> dict[str, dict[str, int]]:
-    """Tokens per role where recorded: the agent (the trial's own token counts), other
-    roles from trial metrics named ``<role>_input_tokens`` / ``<role>_output_tokens``,
-    and LLM graders from their grade metrics ``input_tokens`` / ``output_tokens``."""
-    table: dict[str, Counter[str]] = defaultdict(Counter)
-    for r in results:
-        if r.input_tokens is not None:
-            table["agent"]["input"] += r.input_tokens
-        if r.output_tokens is not None:
-            table["agent"]["output"] += r.output_tokens
-        for key, value in r.metrics.items():
-            for side in ("input", "output"):
-                suffix = f"_{side}_tokens"
-                if key.endswith(suffix) and key != suffix[1:]:
-                    table[key[: -len(suffix)]][side] += int(value)
-        for g in r.grades:
-            for side in ("input", "output"):
-                if f"{side}_tokens" in g.metrics:
-                    table[f"grader:{g.grader}"][side] += int(g.metrics[f"{side}_tokens"])
-    return {role: {"input": c["input"], "output": c["output"]} for role, c in sorted(table.items())}
+def tokens_by_role(frame: TrialFrame, extras: FrameExtras) -> dict[str, dict[str, int]]:
+    """Tokens per role where recorded: from the model usage the trials reported per role
+    (agent, user, judge) when there is any, else the trials' own token counts as the
+    agent's; plus roles from trial metrics named ``<role>_input_tokens`` /
+    ``<role>_output_tokens``."""
+    table: dict[str, dict[str, int]] = {}
+    if extras.usage_by_role:
+        for role, u in extras.usage_by_role.items():
+            table[role] = {"input": int(u.get("input_tokens", 0)), "output": int(u.get("output_tokens", 0))}
+    else:
+        t_in, t_out = frame.input_tokens, frame.output_tokens
+        if (~np.isnan(t_in)).any() or (~np.isnan(t_out)).any():
+            table["agent"] = {"input": int(np.nansum(t_in)), "output": int(np.nansum(t_out))}
+    for key, total in extras.process_totals.items():
+        for side in ("input", "output"):
+            suffix = f"_{side}_tokens"
+            if key.endswith(suffix) and key != suffix[1:]:
+                counts = table.setdefault(key[: -len(suffix)], {"input": 0, "output": 0})
+                counts[side] += int(total)
+    return dict(sorted(table.items()))
 
 
-def distributions(results: Sequence[TrialResult]) -> dict[str, list[float]]:
+def distributions(frame: TrialFrame) -> dict[str, npt.NDArray[np.float64]]:
     """Per-trial latency and (where recorded) cost, for histograms."""
     return {
-        "latency_s": [float(r.latency_s) for r in results],
-        "cost_usd": [float(r.cost_usd) for r in results if r.cost_usd is not None],
+        "latency_s": frame.latency_s,
+        "cost_usd": frame.cost_usd[~np.isnan(frame.cost_usd)],
     }
 
 
 def build_run_view(run: Run) -> dict[str, Any]:
-    """Everything a run page or report section shows, as JSON-able data: the run's
-    summary (its figures and intervals, unchanged) plus breakdowns of its trials."""
+    """Everything a run page or report section shows, as JSON-able data (but the
+    ``distributions``, numpy arrays for the charts): the run's summary (its figures and
+    intervals, unchanged) plus breakdowns of its trials, all from columns and SQL
+    aggregates."""
     summary = run.summary()
-    results = run.results
+    frame, extras = run.frame(), run.extras()
     data = summary.to_dict()
     tasks = data["tasks"]
     for row, typed in zip(tasks, summary.tasks, strict=True):
@@ -148,9 +227,9 @@ def build_run_view(run: Run) -> dict[str, Any]:
             "curves": curve_points(summary),
             "task_outcomes": {k: outcomes.get(k, 0) for k in ("pass", "flaky", "fail", "excluded")},
         },
-        "failures": failure_breakdown(results),
-        "tokens_by_role": tokens_by_role(results),
-        "distributions": distributions(results),
+        "failures": failure_breakdown(frame, extras),
+        "tokens_by_role": tokens_by_role(frame, extras),
+        "distributions": distributions(frame),
         "filters": {
             "stratum": sorted({t["stratum"] for t in tasks}),
             "split": sorted({t["split"] for t in tasks}),

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -26,6 +27,7 @@ from ..metrics.rag_summary import RAG_STAGES, GradeRow, rag_summary
 from ..metrics.safety import SAFETY_KINDS, safety_summary
 from ..metrics.summary import RunSummary, summarize_run
 from ..store.evidence import load_checks, write_checks
+from ..store.frames import concurrently
 from ..store.holdout import holdout_tasks, log_holdout
 from ..store.store import Store, now_iso
 from ..suites.loaded import LoadedSuite
@@ -54,7 +56,11 @@ class Run:
         self.info, self.tasks, self.store = info, tasks, store
         self._results = results
         self._frame: TrialFrame | None = None
+        self._extras: FrameExtras | None = None
         self._summary: RunSummary | None = None
+        self.derived: dict[str, Any] = {}
+        """What other layers derive from a finished run and keep with it (compare's
+        columns, so that a report reads them once)."""
 
     @property
     def run_id(self) -> str:
@@ -91,15 +97,27 @@ class Run:
     def transcript(self, task_id: str, trial_index: int = 0) -> Transcript | None:
         return self.store.load_transcript(self.run_id, task_id, trial_index)
 
+    def extras(self) -> FrameExtras:
+        """Aggregates of the run's grades, metrics and usage (SQL; see
+        :class:`assay.metrics.FrameExtras`); kept once the run is finished."""
+        if self._extras is not None:
+            return self._extras
+        extras = FrameExtras(**self.store.frame_aggregates(self.run_id))
+        if self.info.status == "finished":
+            self._extras = extras
+        return extras
+
     def summary(self) -> RunSummary:
         """The run's summary: what ``assay run --json`` prints and every report reads
         (with ``rag`` when the suite has RAG graders: :func:`rag_summary`)."""
         if self._summary is not None:
             return self._summary
-        extras = FrameExtras(**self.store.frame_aggregates(self.run_id))
-        summary = summarize_run(
-            self.info, self.frame(), extras, self.tasks, self.store.count_attempts(self.run_id)
-        )
+        if self._frame is None and self._extras is None:  # read both at once
+            read: list[Callable[[], Any]] = [self.frame, self.extras]
+            frame, extras = concurrently(self.store.engine, read)
+        else:
+            frame, extras = self.frame(), self.extras()
+        summary = summarize_run(self.info, frame, extras, self.tasks, self.store.count_attempts(self.run_id))
         summary.rag = rag_summary(GradeRow(*row) for row in self.store.grade_rows(self.run_id, RAG_STAGES))
         summary.scores = score_stats(self.store.graded_scores(self.run_id), self.info.trials_per_task)
         safety_rows = self.store.grade_rows(self.run_id, SAFETY_KINDS)
@@ -107,6 +125,11 @@ class Run:
         if self.info.status == "finished":
             self._summary = summary
         return summary
+
+    def trials(self, keys: list[tuple[str, int]]) -> list[TrialResult]:
+        """The trials with these (task id, trial index) keys (without transcripts), in
+        the order given; keys the run does not have are left out."""
+        return self.store.load_trials(self.run_id, keys)
 
 
 def pick_trial(results: list[TrialResult], run_id: str, task_id: str, trial: int | None) -> TrialResult:
@@ -123,10 +146,18 @@ def pick_trial(results: list[TrialResult], run_id: str, task_id: str, trial: int
 
 
 def _jobs(
-    info: RunInfo, context: RunContext, suite: LoadedSuite, tasks: TaskSource, done: set[tuple[str, int]]
+    info: RunInfo,
+    context: RunContext,
+    suite: LoadedSuite,
+    tasks: TaskSource,
+    done: set[tuple[str, int]],
+    hashes: dict[str, str] | None = None,
 ) -> Iterator[TrialJob]:
+    """The run's trial jobs; ``hashes`` gives task hashes already computed (planning
+    hashed every task): a task is hashed once per run, not once per trial."""
     override = info.spec.limits
     cache: dict[str, Limits] = {}
+    hashes = {} if hashes is None else hashes
 
     def limits_of(task: Task) -> Limits:  # most tasks share the suite's limits: build them once
         key = repr(task.limits)
@@ -135,7 +166,9 @@ def _jobs(
         return cache[key]
 
     for task, trial in plan_trials(tasks, info.trials_per_task, info.seed, done):
-        yield TrialJob(context, task, trial, limits_of(task), task.input_hash())
+        if task.id not in hashes:
+            hashes[task.id] = task.input_hash()
+        yield TrialJob(context, task, trial, limits_of(task), hashes[task.id])
 
 
 def _context(info: RunInfo, spec: RunSpec, suite: LoadedSuite) -> RunContext:
@@ -212,13 +245,15 @@ async def run_async(
     await check_models_of(resolved.spec)  # a missing key or a dead endpoint: fail now, store nothing
     cassette = _cassette(spec)  # a cassette that cannot be read: the same
     st = store if isinstance(store, Store) else Store(store if store is not None else spec.store)
+    st.check_writable()  # a read-only or corrupt store is refused before anything is written
     info, metas = _new_info(resolved, st)
     st.create_run(info, metas)
+    hashes = {m.task_id: m.task_hash for m in metas}
     write_checks(st, info.run_id, resolved.evidence_checks)
     log_holdout(st, info, "run", holdout_tasks(metas))  # every look at the holdout is logged
     del metas
     context = _context(info, resolved.spec, resolved.suite)
-    jobs = _jobs(info, context, resolved.suite, resolved.tasks, set())
+    jobs = _jobs(info, context, resolved.suite, resolved.tasks, set(), hashes)
     await _execute(info, spec, st, jobs, 0, executor, progress, on_start, cassette)
     return Run.load(info.run_id, st)
 
@@ -255,6 +290,7 @@ async def resume_async(
     if info.status == "finished" and complete and not retry_errors:
         return Run.load(run_id, st)  # nothing to resume (harness errors: retry_errors=True)
     spec = _with_secrets(info.spec, secrets or {})
+    st.check_writable()
     carried = {"check_models": check_models, "breaker": breaker}
     spec = spec.model_copy(update={k: v for k, v in carried.items() if v is not None})
     await check_models_of(spec)
@@ -358,17 +394,17 @@ async def _execute(
     try:
         with use_cassette(cassette), _sandbox_choice(spec.unsafe_no_sandbox):
             await runner.execute(jobs, finished_trial)
+        writer.close()
     except BaseException:
-        writer.close()  # what finished is kept
-        st.set_status(info.run_id, "interrupted")
+        _stop(writer, st, info.run_id)  # what finished is kept; the run is marked interrupted
         if live is not None:
-            live.close(st.get_run(info.run_id))
+            with contextlib.suppress(Exception):
+                live.close(st.get_run(info.run_id))
         raise
     finally:
         flusher.cancel()
         if executor is None:
             getattr(runner, "close", lambda: None)()  # a Ray started for this run stops with it
-    writer.close()
     st.set_status(info.run_id, "finished")
     if live is not None:
         live.close(st.get_run(info.run_id))
@@ -381,6 +417,21 @@ def _live_traces(spec: RunSpec, info: RunInfo) -> Any:
     from ..traces.export import LiveTraces
 
     return LiveTraces(spec.otel_endpoint, info, secrets=spec.secrets())
+
+
+def _stop(writer: TrialWriter, st: Store, run_id: str) -> None:
+    """After a failure: commit what can be committed and mark the run interrupted, even
+    when the store itself failed (a full disk may still take the small status update
+    once the failed batch is rolled back); the original error is what the user sees."""
+    with contextlib.suppress(Exception):
+        writer.close()
+    for _ in range(3):
+        try:
+            st.set_status(run_id, "interrupted")
+            return
+        except Exception:
+            with contextlib.suppress(Exception):
+                st.checkpoint()  # free the write-ahead log, then try again
 
 
 def run(suite: RunSpec | LoadedSuite | str | Path, **fields: Any) -> Run:

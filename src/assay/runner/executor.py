@@ -4,13 +4,23 @@ as it is done. The local executor is asyncio with N workers."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Protocol
 
 from ..core.results import TrialResult
 from .orchestrator import TrialJob, run_trial
 
-OnResult = Callable[[TrialResult], None]
+OnResult = Callable[[TrialResult], "Awaitable[None] | None"]
+"""Called with each finished trial. It may return an awaitable (the store is behind):
+the executor awaits it before it starts another trial (backpressure)."""
+
+
+async def deliver(on_result: OnResult, result: TrialResult) -> None:
+    """Hand a result over, waiting when the receiver asks to (see :data:`OnResult`)."""
+    waiting = on_result(result)
+    if inspect.isawaitable(waiting):
+        await waiting
 
 
 class Executor(Protocol):
@@ -33,7 +43,7 @@ class LocalExecutor:
 
         async def worker() -> None:
             for job in iterator:
-                on_result(await self._run(job))
+                await deliver(on_result, await self._run(job))
 
         workers = [asyncio.ensure_future(worker()) for _ in range(self.concurrency)]
         try:

@@ -527,6 +527,7 @@ def _llm_span(tracer: Tracer, record: CallRecord, epoch: float, prompts: PromptS
         waited_s=round(record.waited_s, 3) if record.waited_s else None,
         cached=record.cached,
         source=record.source,
+        latency_s=record.latency_s,
         ttft_s=record.ttft_s,
         **prompts.attributes(record),
     )

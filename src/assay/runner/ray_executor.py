@@ -28,7 +28,7 @@ from ..core.results import Outcome, TrialResult
 from ..core.transcript import Transcript
 from ..errors import AssayError
 from ..llm.cassette import current_cassette
-from .executor import Executor, LocalExecutor, OnResult
+from .executor import Executor, LocalExecutor, OnResult, deliver
 from .orchestrator import TrialJob, run_trial
 
 #: Environment variables forwarded to Ray workers (besides a local PYTHONPATH).
@@ -202,7 +202,9 @@ class RayExecutor:
                     return
                 for ref, outcome in await asyncio.to_thread(self._collect, ray, list(pending)):
                     job = pending.pop(ref)
-                    on_result(outcome if isinstance(outcome, TrialResult) else lost_trial(job, outcome))
+                    await deliver(
+                        on_result, outcome if isinstance(outcome, TrialResult) else lost_trial(job, outcome)
+                    )
         finally:
             for ref in pending:  # interrupted: stop what still runs (best effort)
                 with contextlib.suppress(Exception):

@@ -6,10 +6,12 @@ A run that cannot start fails here with one clear sentence, before anything is s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import pickle
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import ValidationError
 
@@ -134,12 +136,60 @@ def load_source(source: str | Path | LoadedSuite) -> tuple[LoadedSuite, str]:
 
 
 def task_source(suite: LoadedSuite, seed: int, keep: Callable[[Task], bool]) -> TaskSource:
-    """The run's concrete tasks, again for each pass: kept in memory for ordinary
-    suites, streamed from disk (memory stays flat) for suites with JSONL files."""
-    if not suite.streamed:
+    """The run's concrete tasks, again for each pass, parsed once per run: kept in
+    memory for ordinary suites; for suites with JSONL files or more than
+    :data:`IN_MEMORY_TASKS` tasks, made on the first pass and kept pickled in a
+    temporary file for the next ones (memory stays flat)."""
+    planned = sum(spec.instances for spec in suite.tasks)
+    if not suite.streamed and planned <= IN_MEMORY_TASKS:
         tasks = [t for t in instantiate(suite, seed) if keep(t)]
         return lambda: tasks
-    return lambda: (t for t in iter_instances(suite, seed) if keep(t))
+    return SpilledTasks(lambda: (t for t in iter_instances(suite, seed) if keep(t)))
+
+
+#: Suites of at most this many concrete tasks keep them in memory during a run; larger
+#: ones (and suites with JSONL files) keep them in a temporary file (about 2 kB a task).
+IN_MEMORY_TASKS = 10_000
+
+
+class SpilledTasks:
+    """A task source read once: the first full pass parses (and validates) the tasks
+    and writes each one, pickled, to an unnamed temporary file; later passes read them
+    back in order. A pass abandoned half-way leaves the source as it was."""
+
+    def __init__(self, parse: TaskSource):
+        self._parse = parse
+        self._file: IO[bytes] | None = None
+
+    def __call__(self) -> Iterator[Task]:
+        return self._replay() if self._file is not None else self._first()
+
+    def _first(self) -> Iterator[Task]:
+        spill = tempfile.TemporaryFile(prefix="assay-tasks-")  # noqa: SIM115 (kept for the later passes)
+        try:
+            for task in self._parse():
+                data = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+                spill.write(len(data).to_bytes(8, "little") + data)  # one self-contained record a task
+                yield task
+        except BaseException:
+            spill.close()
+            raise
+        if self._file is None:
+            self._file = spill
+        else:  # another pass completed first
+            spill.close()
+
+    def _replay(self) -> Iterator[Task]:
+        spill = self._file
+        assert spill is not None
+        spill.seek(0)  # passes run one after the other
+        while size := int.from_bytes(spill.read(8) or b"\0", "little"):
+            yield pickle.loads(spill.read(size))
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 def _model_of(spec: str) -> str | None:

@@ -1,17 +1,23 @@
-"""Writing finished trials to the store in small batches, off the event loop.
+"""Writing finished trials to the store in small batches, off the event loop, with
+backpressure.
 
-A trial is committed at most ``max_delay`` seconds after it finished (sooner when
-``batch`` trials are waiting), each batch in one transaction, in a background thread
-so the event loop keeps running trials while SQLite writes. A crash loses at most the
-trials that finished in the last ``max_delay`` seconds, which a resume runs again (same
-seeds, same results): none is lost from the plan, none is ever duplicated.
+A finished trial is handed to one writer thread in a batch at most ``max_delay``
+seconds after it finished (sooner when ``batch`` trials are waiting); each batch is one
+transaction. At most ``max_pending`` finished trials may wait to be committed: when the
+store falls behind, :meth:`TrialWriter.add` returns an awaitable and the trial's worker
+waits for room before it starts another trial, so memory stays bounded and no result
+waits long to be durable (the *durability window*): about ``max_delay`` plus the time
+the store takes to write ``max_pending`` trials (docs/scale.md has the figures). A crash
+loses at most the trials of that window, which a resume runs again (same seeds, same
+results): none is lost from the plan, none is ever duplicated.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..core.results import TrialResult
@@ -19,7 +25,7 @@ from ..store.store import Store
 
 
 class TrialWriter:
-    """Batches finished trials into store transactions.
+    """Batches finished trials into store transactions, with a bounded backlog.
 
     ``on_written`` is called once per trial after its batch committed, from the writer
     thread (calls are never concurrent with each other)."""
@@ -30,27 +36,67 @@ class TrialWriter:
         *,
         batch: int = 64,
         max_delay: float = 0.05,
+        max_pending: int = 256,
         on_written: Callable[[TrialResult], None] | None = None,
         background: bool = True,
     ):
+        if max_pending < 1 or batch < 1:
+            raise ValueError("batch and max_pending must be at least 1")
         self.store = store
         self.batch = batch
         self.max_delay = max_delay
+        self.max_pending = max_pending
         self.on_written = on_written
         self._pending: list[TrialResult] = []
         self._oldest = 0.0
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="assay-writer") if background else None
         self._inflight: list[Future[None]] = []
+        self._lock = threading.Lock()
+        self._uncommitted = 0  # added, not yet committed (waiting here or in the thread)
+        self._room: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
-    def add(self, result: TrialResult) -> None:
+    @property
+    def uncommitted(self) -> int:
+        """Finished trials not yet committed to the store."""
+        with self._lock:
+            return self._uncommitted
+
+    def add(self, result: TrialResult) -> Awaitable[None] | None:
+        """Queue a finished trial. Returns an awaitable when the backlog is full: the
+        caller (a trial's worker) awaits it before it starts another trial."""
         if not self._pending:
             self._oldest = time.monotonic()
         self._pending.append(result)
-        if len(self._pending) >= self.batch or time.monotonic() - self._oldest >= self.max_delay:
+        with self._lock:
+            self._uncommitted += 1
+            full = self._uncommitted >= self.max_pending
+        if len(self._pending) >= self.batch or full or time.monotonic() - self._oldest >= self.max_delay:
             self.flush()
+        if full and self._pool is not None:
+            return self._wait_for_room()
+        return None
+
+    async def _wait_for_room(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._room is None or self._loop is not loop:
+            self._room, self._loop = asyncio.Event(), loop
+        while True:
+            with self._lock:
+                if self._uncommitted < self.max_pending:
+                    return
+                self._room.clear()
+            self._check()
+            await self._room.wait()
 
     def _write(self, batch: list[TrialResult]) -> None:
-        self.store.write_trials(batch)
+        try:
+            self.store.write_trials(batch)
+        finally:
+            with self._lock:
+                self._uncommitted -= len(batch)
+            if self._room is not None and self._loop is not None and not self._loop.is_closed():
+                self._loop.call_soon_threadsafe(self._room.set)
         if self.on_written is not None:
             for result in batch:
                 self.on_written(result)
@@ -78,12 +124,14 @@ class TrialWriter:
 
     def close(self) -> None:
         """Write everything that waits and wait until it is committed."""
-        self.flush()
-        for future in self._inflight:
-            future.result()
-        self._inflight = []
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
+        try:
+            self.flush()
+            for future in self._inflight:
+                future.result()
+        finally:
+            self._inflight = []
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
 
     async def run(self) -> None:
         """Flush whatever waits, every ``max_delay`` seconds, until cancelled."""

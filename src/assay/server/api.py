@@ -80,8 +80,7 @@ def trials(
 ) -> dict[str, Any]:
     """A page of the trial table (failed trials first by default)."""
     loaded = cache(request).get(run_id)
-    return page(
-        loaded.trials,
+    return loaded.trials.page(
         offset=offset,
         limit=limit,
         sort=sort,

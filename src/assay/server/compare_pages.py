@@ -77,8 +77,8 @@ def compare_tasks(
 
 
 def _pick_trials(a: LoadedRun, b: LoadedRun, task_id: str) -> tuple[int, int]:
-    ra = {r.trial_index: r.reward for r in a.run.results if r.task_id == task_id}
-    rb = {r.trial_index: r.reward for r in b.run.results if r.task_id == task_id}
+    ra = {r.trial_index: r.reward for r in a.run.task_results(task_id)}
+    rb = {r.trial_index: r.reward for r in b.run.task_results(task_id)}
     if not ra or not rb:
         missing = a.run.run_id if not ra else b.run.run_id
         raise AssayError(f"run {missing} has no trials of task {task_id!r}")
@@ -101,7 +101,7 @@ def compare_task_page(
     tb = db if tb is None else tb
     views = []
     for loaded, index in ((la, ta), (lb, tb)):
-        result = next((r for r in loaded.run.results if r.task_id == task and r.trial_index == index), None)
+        result = next(iter(loaded.run.trials([(task, index)])), None)
         if result is None:
             raise AssayError(f"task {task!r} of run {loaded.run.run_id} has no trial {index}")
         views.append(transcript_view(result, loaded.run.transcript(task, index)))
@@ -126,6 +126,6 @@ def compare_task_page(
         row=row,
         prev_task=order[pos - 1] if pos > 0 else None,
         next_task=order[pos + 1] if 0 <= pos < len(order) - 1 else None,
-        a_trials=sorted(r.trial_index for r in la.run.results if r.task_id == task),
-        b_trials=sorted(r.trial_index for r in lb.run.results if r.task_id == task),
+        a_trials=sorted(r.trial_index for r in la.run.task_results(task)),
+        b_trials=sorted(r.trial_index for r in lb.run.task_results(task)),
     )

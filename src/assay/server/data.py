@@ -17,9 +17,10 @@ from typing import Any
 from sqlalchemy import func, select
 
 from ..report.html import run_charts
-from ..report.runview import build_run_view, trial_rows
+from ..report.runview import build_run_view
 from ..runner.api import Run
 from ..store import Store, schema
+from .trials import TrialTable
 
 Version = tuple[str, int]
 
@@ -31,7 +32,7 @@ class LoadedRun:
     run: Run
     version: Version
     view: dict[str, Any]
-    trials: list[dict[str, Any]]
+    trials: TrialTable
     extras: dict[str, Any] = field(default_factory=dict)
 
     def cached(self, key: str, build: Callable[[], Any]) -> Any:
@@ -70,9 +71,9 @@ class RunCache:
                 self._runs.move_to_end(run_id)
                 return hit
         run = Run.load(run_id, self.store)
-        loaded = LoadedRun(
-            run, (run.info.status, len(run.results)), build_run_view(run), trial_rows(run.results)
-        )
+        frame = run.frame()
+        table = TrialTable(frame, self.store.failed_graders(run_id))
+        loaded = LoadedRun(run, (run.info.status, len(frame)), build_run_view(run), table)
         with self._lock:
             self._runs[run_id] = loaded
             self._runs.move_to_end(run_id)

@@ -3,18 +3,19 @@ verdict, for ``assay calibrate`` (the same labels ``assay label`` stores)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
+from sqlalchemy import select
 
-from ..core.results import TrialResult
 from ..errors import AssayError
-from ..graders.calibration import needs_review
 from ..graders.judge import label_dimensions
 from ..graders.judge_prompt import render_transcript
 from ..graders.registry import is_judge_kind
+from ..store import Store, schema
 from ..store.labels import Label, LabelStore
 from .app import render
 from .security import check_token
@@ -22,14 +23,27 @@ from .security import check_token
 router = APIRouter()
 
 
-def _judged(results: list[TrialResult]) -> dict[str, int]:
-    """Grader name -> trials it graded with a verdict (judge graders only)."""
-    counts: dict[str, int] = {}
-    for r in results:
-        for g in r.grades:
-            if is_judge_kind(g.kind) and not g.skipped:
-                counts[g.grader] = counts.get(g.grader, 0) + 1
-    return counts
+def _judged(
+    store: Store, run_id: str, grader: str | None = None, *, review: bool = False
+) -> list[tuple[str, str, int]]:
+    """(grader, task id, trial index) of the verdicts judge graders gave in a run (not
+    skipped), from the grades table; one grader's when ``grader`` is given; ``review``:
+    only those waiting for a human (as :func:`~assay.graders.calibration.needs_review`)."""
+    g = schema.grades
+    query = select(g.c.grader, g.c.kind, g.c.task_id, g.c.trial_index, g.c.passed, g.c.needs_review)
+    query = query.where(g.c.run_id == run_id, ~g.c.skipped)
+    if grader is not None:
+        query = query.where(g.c.grader == grader)
+    with store.engine.connect() as conn:
+        rows = conn.execute(query.order_by(g.c.task_id, g.c.trial_index, g.c.position)).all()
+    judges: dict[str, bool] = {}
+    out = []
+    for r in rows:
+        if r.kind not in judges:
+            judges[r.kind] = is_judge_kind(r.kind)
+        if judges[r.kind] and (not review or r.needs_review or r.passed is None):
+            out.append((r.grader, r.task_id, r.trial_index))
+    return out
 
 
 @router.get("/label", response_class=HTMLResponse)
@@ -38,12 +52,12 @@ def pick(request: Request) -> HTMLResponse:
     store = request.app.state.store
     rows = []
     for run in store.list_runs():
-        results = request.app.state.cache.get(run["run_id"]).run.results
-        for grader, n in sorted(_judged(results).items()):
+        counts = Counter(grader for grader, _, _ in _judged(store, run["run_id"]))
+        for grader, n in sorted(counts.items()):
             labelled = {
                 (lb.task_id, lb.trial_index) for lb in LabelStore(store).list(run["run_id"], grader=grader)
             }
-            queue = sum(grader in needs_review(r) for r in results)
+            queue = len({(t, i) for _, t, i in _judged(store, run["run_id"], grader, review=True)})
             rows.append(
                 {"run": run, "grader": grader, "graded": n, "labelled": len(labelled), "review": queue}
             )
@@ -57,17 +71,16 @@ def next_item(
     """The next trial this labeller has not labelled for ``grader`` (``review=1``: only
     the trials whose verdict waits for a human, the review queue)."""
     store = request.app.state.store
-    results = request.app.state.cache.get(run_id).run.results
-    graded = [r for r in results if any(g.grader == grader and not g.skipped for g in r.grades)]
-    if review:
-        graded = [r for r in graded if grader in needs_review(r)]
+    store.get_run(run_id)
+    judged = _judged(store, run_id, grader, review=bool(review))
+    graded = list(dict.fromkeys((task, index) for _, task, index in judged))
     if not graded:
         raise AssayError(f"run {run_id} has no verdict of grader {grader!r} to label")
     done = {
         (lb.task_id, lb.trial_index)
         for lb in LabelStore(store).list(run_id, grader=grader, labeller=labeller or None)
     }
-    todo = [r for r in graded if (r.task_id, r.trial_index) not in done]
+    todo = [key for key in graded if key not in done]
     context: dict[str, Any] = {
         "run_id": run_id,
         "grader": grader,
@@ -79,7 +92,7 @@ def next_item(
         "item": None,
     }
     if todo and labeller:
-        r = todo[0]
+        (r,) = store.load_trials(run_id, todo[:1])
         grade = next(g for g in r.grades if g.grader == grader)
         transcript = store.load_transcript(run_id, r.task_id, r.trial_index)
         context["item"] = {

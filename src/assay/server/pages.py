@@ -61,7 +61,7 @@ def run_overview(request: Request, run_id: str) -> HTMLResponse:
 def task_page(request: Request, run_id: str, task_id: str, trial: int | None = None) -> HTMLResponse:
     """A task across its trials, and the transcript of one (default: the first failure)."""
     loaded = cache(request).get(run_id)
-    results = [r for r in loaded.run.results if r.task_id == task_id]
+    results = loaded.run.task_results(task_id)
     chosen = pick_trial(results, run_id, task_id, trial)
     tv = transcript_view(chosen, loaded.run.transcript(task_id, chosen.trial_index))
     meta = next((t for t in loaded.run.tasks if t.task_id == task_id), None)

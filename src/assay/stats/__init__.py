@@ -16,6 +16,7 @@ from .agreement import cohen_kappa, confusion_matrix, rank_average, raw_agreemen
 from .bootstrap import (
     BootstrapCI,
     bootstrap_ci,
+    bootstrap_means,
     cluster_bootstrap_ci,
     cluster_bootstrap_means,
     group_by_cluster,
@@ -88,6 +89,7 @@ __all__ = [
     "adjust_pvalues",
     "binomial_se",
     "bootstrap_ci",
+    "bootstrap_means",
     "bootstrap_ratings",
     "bradley_terry",
     "cluster_bootstrap_ci",

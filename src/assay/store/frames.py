@@ -5,66 +5,260 @@ turns them into its frames (:class:`assay.metrics.TrialFrame`, ``FrameExtras``).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import numpy as np
-from sqlalchemy import Engine, and_, case, exists, func, select, text
+import numpy.typing as npt
+from sqlalchemy import Engine, and_, case, func, select, text
 
 from ..core.results import USAGE_FIELDS
 from . import schema
 
+# NULLs come back as sentinels (NaN has no SQL spelling) so that rows go straight into
+# one typed numpy record array, with no list of tuples in between.
 _FRAME_SQL = """
-SELECT codes.code, t.trial_index, t.reward, t.termination, t.root_cause, t.latency_s, t.cost_usd,
-       t.input_tokens, t.output_tokens
-FROM trials AS t
-JOIN (SELECT task_id, ROW_NUMBER() OVER (ORDER BY task_id) - 1 AS code
-      FROM (SELECT DISTINCT task_id FROM trials WHERE run_id = :run_id) AS ids) AS codes
-  ON codes.task_id = t.task_id
-WHERE t.run_id = :run_id
+SELECT task_id, trial_index, COALESCE(reward, -1), termination, root_cause, error_category, latency_s,
+       COALESCE(cost_usd, -1e308), COALESCE(input_tokens, -1), COALESCE(output_tokens, -1)
+FROM trials WHERE run_id = :run_id ORDER BY {task_order}, trial_index
 """
-_TASK_IDS_SQL = "SELECT DISTINCT task_id FROM trials WHERE run_id = :run_id ORDER BY task_id"
+_FRAME_DTYPE = np.dtype(
+    [
+        ("task_id", object),
+        ("trial_index", np.int64),
+        ("reward", np.float64),
+        ("termination", object),
+        ("root_cause", object),
+        ("error_category", object),
+        ("latency_s", np.float64),
+        ("cost_usd", np.float64),
+        ("input_tokens", np.float64),
+        ("output_tokens", np.float64),
+    ]
+)
+
+
+def _fetch(engine: Engine, sql: str, run_id: str, *extra: Any) -> list[tuple[Any, ...]]:
+    """Rows of ``sql`` (with ``:run_id`` and then ``:p1``, ``:p2``... parameters) through
+    the raw DBAPI cursor: no per-row wrapping, a million rows in about a second."""
+    statement, params = _positional(sql, engine.dialect.paramstyle, run_id, *extra)
+    with engine.connect() as conn:
+        cursor = conn.exec_driver_sql(statement, params).cursor
+        return list(cursor.fetchall()) if cursor is not None else []
+
+
+def _rows(cursor: Any) -> Iterator[tuple[Any, ...]]:
+    """A DBAPI cursor's rows, fetched in batches."""
+    if cursor is None:
+        return
+    while batch := cursor.fetchmany(20_000):
+        yield from batch
+
+
+def _task_codes(task_ids: npt.ArrayLike) -> tuple[list[str], npt.NDArray[np.intp]]:
+    """Integer codes of task ids that come sorted (equal ids adjacent): the distinct ids
+    in order, and each row's code."""
+    array = np.asarray(task_ids, dtype=object)
+    if not array.size:
+        return [], np.zeros(0, dtype=np.intp)
+    starts = np.ones(array.size, dtype=bool)
+    starts[1:] = array[1:] != array[:-1]
+    return array[starts].tolist(), (np.cumsum(starts) - 1).astype(np.intp)
 
 
 def frame_columns(engine: Engine, run_id: str) -> dict[str, Any]:
-    """The scalar columns of a run's trials, as the fields of a ``TrialFrame``. Task ids
-    come back as integer codes (a window function numbers them), so a million rows
-    convert to arrays quickly."""
+    """The scalar columns of a run's trials, in (task id, trial index) order, as the
+    fields of a ``TrialFrame``; task ids come back as integer codes into ``task_ids``."""
+    # PostgreSQL sorts text by its locale unless told; task ids are ordered as Python does
+    order = 'task_id COLLATE "C"' if engine.dialect.name == "postgresql" else "task_id"
+    statement, params = _positional(_FRAME_SQL.format(task_order=order), engine.dialect.paramstyle, run_id)
     with engine.connect() as conn:
-        task_ids = [row[0] for row in conn.execute(text(_TASK_IDS_SQL), {"run_id": run_id})]
-        cursor = conn.exec_driver_sql(*_positional(_FRAME_SQL, run_id, engine.dialect.paramstyle)).cursor
-        rows = cursor.fetchall() if cursor is not None else []
-    columns: Sequence[Sequence[Any]] = list(zip(*rows, strict=True)) if rows else [()] * 9
-    code, trial_index, reward, termination, root_cause, latency, cost, t_in, t_out = columns
+        cursor = conn.exec_driver_sql(statement, params).cursor
+        rows = np.fromiter(_rows(cursor), dtype=_FRAME_DTYPE)
+    task_ids, codes = _task_codes(rows["task_id"])
+
+    def unknown(values: npt.NDArray[np.float64], sentinel: float) -> npt.NDArray[np.float64]:
+        return np.where(values == sentinel, np.nan, values)
+
     return dict(
         task_ids=task_ids,
-        task=np.asarray(code, dtype=np.intp),
-        trial_index=np.asarray(trial_index, dtype=np.int64),
-        reward=np.array(reward, dtype=np.float64),  # None -> nan
-        termination=np.asarray(termination, dtype=object),
-        root_cause=np.asarray(root_cause, dtype=object),
-        latency_s=np.asarray(latency, dtype=np.float64),
-        cost_usd=np.array(cost, dtype=np.float64),
-        input_tokens=np.array(t_in, dtype=np.float64),
-        output_tokens=np.array(t_out, dtype=np.float64),
+        task=codes,
+        trial_index=rows["trial_index"].copy(),
+        reward=unknown(rows["reward"], -1.0),
+        termination=rows["termination"].copy(),
+        root_cause=rows["root_cause"].copy(),
+        latency_s=rows["latency_s"].copy(),
+        cost_usd=unknown(rows["cost_usd"], -1e308),
+        input_tokens=unknown(rows["input_tokens"], -1.0),
+        output_tokens=unknown(rows["output_tokens"], -1.0),
+        error_category=rows["error_category"].copy(),
     )
 
 
-def _positional(sql: str, run_id: str, paramstyle: str) -> tuple[str, tuple[str, ...]]:
-    """The statement with the DBAPI's own placeholders (raw cursor: no per-row wrapping)."""
-    if paramstyle == "numeric":
-        return sql.replace(":run_id", ":1"), (run_id,)
-    mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(paramstyle)
-    if mark is None:  # named styles: keep the name
-        return sql, ({"run_id": run_id},)  # type: ignore[return-value]
-    return sql.replace(":run_id", mark), (run_id, run_id)
+def _positional(sql: str, paramstyle: str, *values: Any) -> tuple[str, Any]:
+    """The statement with the DBAPI's own placeholders (raw cursor: no per-row wrapping).
+    ``:run_id`` is the first value, ``:p1``, ``:p2``... the next ones."""
+    names = ["run_id", *[f"p{i}" for i in range(1, len(values))]]
+    pattern = re.compile(":(" + "|".join(names) + r")\b")
+    if paramstyle in ("named", "pyformat"):
+        style = "%({})s" if paramstyle == "pyformat" else ":{}"
+        return pattern.sub(lambda m: style.format(m.group(1)), sql), dict(zip(names, values, strict=True))
+    order: list[Any] = []
+
+    def mark(match: re.Match[str]) -> str:
+        order.append(values[names.index(match.group(1))])
+        return {"qmark": "?", "format": "%s"}.get(paramstyle) or f":{len(order)}"
+
+    return pattern.sub(mark, sql), tuple(order)
 
 
-def frame_aggregates(engine: Engine, run_id: str) -> dict[str, Any]:
+# Counted trials only (reward not None): sums over all of a run's rows (read from the
+# covering indexes, in index order), minus the few rows of excluded trials.
+_METRIC_SUMS_SQL = """
+SELECT name, task_id, SUM(value), COUNT(*) FROM trial_metrics WHERE run_id = :run_id GROUP BY name, task_id
+"""
+# Excluded trials are few: they drive the join, probing the rows of each by primary key
+# (SQLite is told which index: it would otherwise scan a covering index run-wide).
+_METRIC_EXCLUDED_SQL = """
+SELECT m.name, m.task_id, SUM(m.value), COUNT(*)
+FROM trials AS t CROSS JOIN trial_metrics AS m {pk_trial_metrics}
+WHERE t.run_id = :run_id AND t.reward IS NULL
+  AND m.run_id = t.run_id AND m.task_id = t.task_id AND m.trial_index = t.trial_index
+GROUP BY m.name, m.task_id
+"""
+_SCORE_SUMS_SQL = """
+SELECT grader, task_id, SUM(score), COUNT(score) FROM grades
+WHERE run_id = :run_id AND NOT skipped GROUP BY grader, task_id
+"""
+_SCORE_EXCLUDED_SQL = """
+SELECT g.grader, g.task_id, SUM(g.score), COUNT(g.score)
+FROM trials AS t CROSS JOIN grades AS g {pk_grades}
+WHERE t.run_id = :run_id AND t.reward IS NULL
+  AND g.run_id = t.run_id AND g.task_id = t.task_id AND g.trial_index = t.trial_index AND NOT g.skipped
+GROUP BY g.grader, g.task_id
+"""
+
+
+def _sql(engine: Engine, template: str) -> str:
+    """``template`` with SQLite's index hints filled in (nothing for other databases)."""
+    sqlite = engine.dialect.name == "sqlite"
+    return template.format(
+        pk_trial_metrics="INDEXED BY sqlite_autoindex_trial_metrics_1" if sqlite else "",
+        pk_grades="INDEXED BY sqlite_autoindex_grades_1" if sqlite else "",
+    )
+
+
+def _minus(
+    total: list[tuple[Any, ...]], excluded: list[tuple[Any, ...]], prefix: str = ""
+) -> list[tuple[str, str, float, int]]:
+    if not excluded:
+        return [(task, prefix + name, float(s or 0.0), int(n)) for name, task, s, n in total]
+    gone = {(name, task): (float(s or 0.0), int(n)) for name, task, s, n in excluded}
+    none = (0.0, 0)
+    out = []
+    for name, task, s, n in total:
+        less_s, less_n = gone.get((name, task), none)
+        if n - less_n > 0:
+            out.append((task, prefix + name, float(s or 0.0) - less_s, int(n) - less_n))
+    return out
+
+
+_TASK_SUMS_SQL = """
+SELECT task_id, name, counted_total, counted_trials FROM task_sums
+WHERE run_id = :run_id AND counted_trials > 0
+"""
+
+
+def value_sums(engine: Engine, run_id: str, summed: bool = True) -> list[tuple[str, str, float, int]]:
+    """Per task and name, the sum and count of the process metrics (``turns``...) and
+    grader scores (``score.<grader>``, every scored verdict) of the run's counted
+    trials (reward not None): ``(task id, name, sum, count)`` rows, from the per-task
+    sums the store keeps (``summed``), else computed from the rows."""
+    if summed:
+        return [(t, n, float(s), int(c)) for t, n, s, c in _fetch(engine, _TASK_SUMS_SQL, run_id)]
+    excluded = _fetch(engine, _sql(engine, _METRIC_EXCLUDED_SQL), run_id)
+    metrics = _minus(_fetch(engine, _METRIC_SUMS_SQL, run_id), excluded)
+    excluded = _fetch(engine, _sql(engine, _SCORE_EXCLUDED_SQL), run_id)
+    scores = _minus(_fetch(engine, _SCORE_SUMS_SQL, run_id), excluded, "score.")
+    return metrics + scores
+
+
+_METRIC_VALUES_SQL = """
+SELECT task_id, trial_index, value FROM trial_metrics WHERE run_id = :run_id AND name = :p1
+"""
+_SCORE_VALUES_SQL = """
+SELECT task_id, trial_index, score FROM grades
+WHERE run_id = :run_id AND grader = :p1 AND score IS NOT NULL AND NOT skipped ORDER BY position
+"""
+
+
+_FAILED_GRADERS_SQL = """
+SELECT task_id, trial_index, grader, position FROM grades
+WHERE run_id = :run_id AND gating AND passed = false ORDER BY task_id, trial_index, position
+"""
+
+
+def failed_grader_rows(engine: Engine, run_id: str) -> list[tuple[str, int, str, int]]:
+    """(task id, trial index, grader, position) of every gating verdict that failed."""
+    return [tuple(r) for r in _fetch(engine, _FAILED_GRADERS_SQL, run_id)]
+
+
+def value_rows(engine: Engine, run_id: str, name: str) -> list[tuple[str, int, float]]:
+    """``(task id, trial index, value)`` of every trial of the run (counted or not) that
+    carries a process metric or grader score (``score.<grader>``; a grader named twice
+    in a trial: its last verdict comes last)."""
+    if name.startswith("score."):
+        return _fetch(engine, _SCORE_VALUES_SQL, run_id, name.removeprefix("score."))
+    return _fetch(engine, _METRIC_VALUES_SQL, run_id, name)
+
+
+# Failed trials (reward 0): the graders that failed them, and how the others ended.
+_GRADER_FAILURES_SQL = """
+SELECT g.task_id, g.grader, COUNT(*)
+FROM trials AS t CROSS JOIN grades AS g {pk_grades}
+WHERE t.run_id = :run_id AND t.reward = 0
+  AND g.run_id = t.run_id AND g.task_id = t.task_id AND g.trial_index = t.trial_index
+  AND g.gating AND g.passed = false
+GROUP BY g.task_id, g.grader
+"""
+_OTHER_FAILURES_SQL = """
+SELECT task_id, termination, COUNT(*) FROM trials
+WHERE run_id = :run_id AND reward = 0
+  AND (task_id, trial_index) NOT IN (
+    SELECT task_id, trial_index FROM grades WHERE run_id = :run_id AND gating AND passed = false)
+GROUP BY task_id, termination
+"""
+
+
+T = TypeVar("T")
+
+
+def concurrently(engine: Engine, reads: Sequence[Callable[[], T]]) -> list[T]:
+    """Run independent reads of one store at the same time, in two threads (SQLite and
+    the database drivers release the GIL while the database works), started in the
+    order given (put the longest first); results in that order. An in-memory SQLite
+    store has one connection: its reads run one after the other."""
+    if engine.dialect.name == "sqlite" and engine.url.database in (None, "", ":memory:"):
+        return [read() for read in reads]
+    with ThreadPoolExecutor(2, thread_name_prefix="assay-read") as pool:
+        futures = [pool.submit(read) for read in reads]
+        return [future.result() for future in futures]
+
+
+_PROCESS_SQL = """
+SELECT name, SUM(total) / SUM(trials), SUM(total) FROM task_sums
+WHERE run_id = :run_id AND substr(name, 1, 6) <> 'score.'
+GROUP BY name HAVING SUM(trials) > 0
+"""
+
+
+def frame_aggregates(engine: Engine, run_id: str, summed: bool = True) -> dict[str, Any]:
     """Grader verdict counts, process-metric means, usage by role and the graders that
     failed each task, as SQL aggregates."""
-    g, t, m, u = schema.grades, schema.trials, schema.trial_metrics, schema.trial_usage
+    g, m, u, c = schema.grades, schema.trial_metrics, schema.trial_usage, schema.trial_calls
     verdicts = (
         select(
             g.c.grader,
@@ -77,7 +271,13 @@ def frame_aggregates(engine: Engine, run_id: str) -> dict[str, Any]:
         .where(g.c.run_id == run_id)
         .group_by(g.c.grader)
     )
-    means = select(m.c.name, func.avg(m.c.value)).where(m.c.run_id == run_id).group_by(m.c.name)
+    means: Any = (
+        select(m.c.name, func.avg(m.c.value), func.sum(m.c.value))
+        .where(m.c.run_id == run_id)
+        .group_by(m.c.name)
+    )
+    if summed:  # one row per task and metric instead of one per trial and metric
+        means = text(_PROCESS_SQL)
     usage = (
         select(
             u.c.role,
@@ -88,55 +288,58 @@ def frame_aggregates(engine: Engine, run_id: str) -> dict[str, Any]:
         .where(u.c.run_id == run_id)
         .group_by(u.c.role)
     )
-    failed_by = and_(
-        g.c.run_id == t.c.run_id,
-        g.c.task_id == t.c.task_id,
-        g.c.trial_index == t.c.trial_index,
-        g.c.gating,
-        g.c.passed.is_(False),
+    calls = select(c.c.model, c.c.latency_s, c.c.ttft_s, c.c.failed).where(
+        c.c.run_id == run_id, c.c.source != "cache"
     )
-    grader_failures = (
-        select(g.c.task_id, g.c.grader, func.count())
-        .select_from(
-            g.join(
-                t,
-                and_(
-                    g.c.run_id == t.c.run_id, g.c.task_id == t.c.task_id, g.c.trial_index == t.c.trial_index
-                ),
-            )
+
+    def rows(query: Any) -> Callable[[], list[Any]]:
+        def read() -> list[Any]:
+            with engine.connect() as conn:
+                return list(conn.execute(query, {"run_id": run_id}))
+
+        return read
+
+    process_rows, grader_failed, other_failed, verdict_rows, usage_rows, call_rows = concurrently(
+        engine,
+        [
+            rows(means),  # the largest: one row per metric per trial
+            rows(text(_sql(engine, _GRADER_FAILURES_SQL))),
+            rows(text(_OTHER_FAILURES_SQL)),
+            rows(verdicts),
+            rows(usage),
+            rows(calls),
+        ],
+    )
+    graders: dict[str, dict[str, int]] = {}
+    for name, skipped, passed, failed, none, review in verdict_rows:
+        counts = {"skipped": skipped, "passed": passed, "failed": failed, "no_verdict": none}
+        graders[name] = dict(
+            sorted({**{k: int(v) for k, v in counts.items() if v}, "needs_review": int(review)}.items())
         )
-        .where(t.c.run_id == run_id, t.c.reward == 0, g.c.gating, g.c.passed.is_(False))
-        .group_by(g.c.task_id, g.c.grader)
-    )
-    other_failures = (
-        select(t.c.task_id, t.c.termination, func.count())
-        .where(t.c.run_id == run_id, t.c.reward == 0, ~exists().where(failed_by))
-        .group_by(t.c.task_id, t.c.termination)
-    )
-    with engine.connect() as conn:
-        graders: dict[str, dict[str, int]] = {}
-        for name, skipped, passed, failed, none, review in conn.execute(verdicts):
-            counts = {"skipped": skipped, "passed": passed, "failed": failed, "no_verdict": none}
-            graders[name] = dict(
-                sorted({**{k: int(v) for k, v in counts.items() if v}, "needs_review": int(review)}.items())
-            )
-        process = {name: float(avg) for name, avg in conn.execute(means)}
-        by_role: dict[str, dict[str, Any]] = {}
-        for row in conn.execute(usage):
-            role, *sums, cost, unpriced = row
-            by_role[role] = {
-                **{f: int(v or 0) for f, v in zip(USAGE_FIELDS, sums, strict=True)},
-                "cost_usd": float(cost or 0.0),
-                "unpriced_trials": int(unpriced),
-            }
-        failures: dict[str, Counter[str]] = defaultdict(Counter)
-        for task_id, what, count in [*conn.execute(grader_failures), *conn.execute(other_failures)]:
-            failures[task_id][what] += count
+    by_role: dict[str, dict[str, Any]] = {}
+    for row in usage_rows:
+        role, *sums, cost, unpriced = row
+        by_role[role] = {
+            **{f: int(v or 0) for f, v in zip(USAGE_FIELDS, sums, strict=True)},
+            "cost_usd": float(cost or 0.0),
+            "unpriced_trials": int(unpriced),
+        }
+    failures: dict[str, Counter[str]] = defaultdict(Counter)
+    for task_id, what, count in [*grader_failed, *other_failed]:
+        failures[task_id][what] += count
+    failed_graders: Counter[str] = Counter()
+    for _, grader, count in grader_failed:
+        failed_graders[grader] += count
     return {
         "graders": dict(sorted(graders.items())),
-        "process": dict(sorted(process.items())),
+        "process": {name: float(avg) for name, avg, _ in sorted(process_rows)},
+        "process_totals": {name: float(total) for name, _, total in sorted(process_rows)},
+        "failed_graders": dict(sorted(failed_graders.items(), key=lambda kv: (-kv[1], kv[0]))),
         "usage_by_role": dict(sorted(by_role.items())),
         "failures": {task: dict(c) for task, c in failures.items()},
+        "model_calls": [
+            (str(model), latency, ttft, bool(failed)) for model, latency, ttft, failed in call_rows
+        ],
     }
 
 

@@ -4,10 +4,12 @@ per grade, per transcript."""
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Float,
     ForeignKeyConstraint,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
@@ -16,10 +18,12 @@ from sqlalchemy import (
     Text,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The version of the tables below, written in ``assay_meta`` and checked on open.
 1: runs kept their options in ``info.settings``; 2: runs keep their spec (``info.spec``)
-and failed attempts of retried trials are kept in ``attempts``."""
+and failed attempts of retried trials are kept in ``attempts``; 3: per-task sums of the
+process metrics and grader scores (``task_sums``), kept as trials are written (an
+older assay, which would not keep them, refuses a store of version 3)."""
 
 metadata = MetaData()
 
@@ -52,7 +56,7 @@ runs = Table(
     Column("suite_hash", String(64), nullable=False),
     Column("config_hash", String(64), nullable=False),
     Column("agent", String(500), nullable=False),
-    Column("seed", Integer, nullable=False),
+    Column("seed", BigInteger, nullable=False),  # 64-bit seeds
     Column("trials_per_task", Integer, nullable=False),
     Column("planned_trials", Integer, nullable=False),
     Column("info", Text, nullable=False),
@@ -79,7 +83,7 @@ trials = Table(
     Column("run_id", String(128), primary_key=True),
     Column("task_id", String(300), primary_key=True),
     Column("trial_index", Integer, primary_key=True),
-    Column("seed", Integer, nullable=False),
+    Column("seed", BigInteger, nullable=False),  # 64-bit seeds
     Column("reward", Integer),
     Column("termination", String(30), nullable=False),
     Column("root_cause", String(20)),
@@ -147,6 +151,25 @@ trial_usage = Table(
     _of_trial(),
 )
 
+trial_calls = Table(
+    "trial_calls",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("task_id", String(300), primary_key=True),
+    Column("trial_index", Integer, primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("role", String(50), nullable=False),
+    Column("model", String(500), nullable=False),
+    Column("source", String(20), nullable=False),  # network | cache | cassette
+    Column("latency_s", Float),
+    Column("ttft_s", Float),
+    Column("failed", Boolean, nullable=False),
+    _of_trial(),
+)
+"""One row per model call of a trial (from its ``llm`` spans): latency and time to first
+token per model for the summary's percentiles. Added to schema 3, created on open (runs
+stored before it have no rows, and no per-model figures)."""
+
 attempts = Table(
     "attempts",
     metadata,
@@ -169,6 +192,24 @@ transcripts = Table(
     Column("data", LargeBinary, nullable=False),
     _of_trial(),
 )
+
+task_sums = Table(
+    "task_sums",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("task_id", String(300), primary_key=True),
+    Column("name", String(300), primary_key=True),  # a process metric, or score.<grader>
+    Column("trials", Integer, nullable=False),
+    Column("total", Float, nullable=False),
+    Column("counted_trials", Integer, nullable=False),
+    Column("counted_total", Float, nullable=False),
+    ForeignKeyConstraint(["run_id"], ["runs.run_id"], ondelete="CASCADE"),
+)
+"""Per run, task and name: how many trials carry a process metric (or a grader score,
+``score.<grader>``, one per scored verdict) and their sum, over all trials and over the
+counted ones (reward not None). Written in the same transaction as the trials, so a
+summary or a comparison of a million trials reads tasks x names rows, not one row per
+metric per trial."""
 
 labels = Table(
     "labels",
@@ -257,3 +298,58 @@ experiments = Table(
     Column("data", Text, nullable=False),
 )
 """Flag-matrix experiments: their factors and the run of each arm, see store/experiments.py."""
+
+# Covering indexes: what summaries and comparisons read comes from these alone, without
+# visiting the table rows (a trial's row holds its whole record). Created on open when
+# missing, so stores of this schema version written before them gain them; a store is
+# readable without them (only slower), so they need no new schema version.
+INDEXES = (
+    Index(
+        "ix_trials_columns",
+        trials.c.run_id,
+        trials.c.task_id,
+        trials.c.trial_index,
+        trials.c.reward,
+        trials.c.termination,
+        trials.c.root_cause,
+        trials.c.error_category,
+        trials.c.latency_s,
+        trials.c.cost_usd,
+        trials.c.input_tokens,
+        trials.c.output_tokens,
+    ),
+    Index(
+        "ix_trial_metrics_by_name",
+        trial_metrics.c.run_id,
+        trial_metrics.c.name,
+        trial_metrics.c.task_id,
+        trial_metrics.c.trial_index,
+        trial_metrics.c.value,
+    ),
+    Index(
+        "ix_grades_by_grader",
+        grades.c.run_id,
+        grades.c.grader,
+        grades.c.task_id,
+        grades.c.trial_index,
+        grades.c.position,
+        grades.c.passed,
+        grades.c.score,
+        grades.c.skipped,
+        grades.c.gating,
+        grades.c.needs_review,
+    ),
+    Index(
+        "ix_trial_usage_by_role",
+        trial_usage.c.run_id,
+        trial_usage.c.role,
+        trial_usage.c.calls,
+        trial_usage.c.input_tokens,
+        trial_usage.c.output_tokens,
+        trial_usage.c.cache_read_tokens,
+        trial_usage.c.cost_usd,
+        trial_usage.c.retries,
+        trial_usage.c.cached_calls,
+        trial_usage.c.missing_usage,
+    ),
+)

@@ -7,23 +7,39 @@ trials, and resuming it runs exactly the missing ones.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, delete, event, exists, func, insert, or_, select, update
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy import (
+    Engine,
+    create_engine,
+    delete,
+    event,
+    exists,
+    func,
+    insert,
+    inspect,
+    make_url,
+    or_,
+    select,
+    tuple_,
+    update,
+)
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 from sqlalchemy.pool import StaticPool
 
 from ..core.results import USAGE_FIELDS, RunInfo, TaskMeta, TrialResult
 from ..core.transcript import Transcript
-from ..errors import RunNotFound, SpecError, StoreError
-from . import schema
+from ..errors import ResumeError, RunNotFound, SpecError, StoreError
+from . import schema, sums
 from .codec import (
     decode_record,
     decode_transcript,
@@ -32,8 +48,20 @@ from .codec import (
     grade_from_row,
     grade_row,
     pack_line,
+    unpack_line,
 )
-from .frames import GradeTuple, frame_aggregates, frame_columns, grade_rows, graded_scores
+from .faults import QUICK_CHECK_MAX_BYTES, StoreFault, header_problem, read_only_reason, sqlite_path
+from .faults import install as install_faults
+from .frames import (
+    GradeTuple,
+    failed_grader_rows,
+    frame_aggregates,
+    frame_columns,
+    grade_rows,
+    graded_scores,
+    value_rows,
+    value_sums,
+)
 
 DEFAULT_STORE = ".assay/assay.db"
 _LATEST = re.compile(r"latest(?:~(\d+))?")
@@ -48,17 +76,44 @@ def resolve_url(store: str | os.PathLike[str] | None = None) -> str:
     if "://" in value:
         return value
     path = Path(value).expanduser()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreFault(f"cannot create the folder of store {path}: {exc.strerror or exc}") from None
     return f"sqlite:///{path}"
 
 
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA busy_timeout=30000")
-    cur.close()
+def _shown(url: str) -> str:
+    """``url`` with its password masked (``postgresql://me:***@db/assay``)."""
+    if "://" not in url or "@" not in url:
+        return url
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return url.split("://", 1)[0] + "://***"
+
+
+def _busy_timeout() -> float:
+    """Seconds a write waits for another process's lock ($ASSAY_STORE_TIMEOUT, default 30)."""
+    try:
+        return max(0.0, float(os.environ.get("ASSAY_STORE_TIMEOUT", "30")))
+    except ValueError:
+        raise SpecError(
+            f"$ASSAY_STORE_TIMEOUT must be a number of seconds, not {os.environ['ASSAY_STORE_TIMEOUT']!r}"
+        ) from None
+
+
+def _sqlite_pragmas(timeout_ms: int, writable: bool) -> Any:
+    def apply(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        if writable:
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute(f"PRAGMA busy_timeout={timeout_ms}")
+        cur.close()
+
+    return apply
 
 
 def now_iso() -> str:
@@ -66,67 +121,130 @@ def now_iso() -> str:
 
 
 class Store:
-    """Runs, tasks, trials, grades and transcripts."""
+    """Runs, tasks, trials, grades and transcripts.
+
+    A SQLite file that this process cannot write (a read-only file system, another
+    user's file) is opened read-only: reading works, writing raises
+    :class:`~assay.store.faults.StoreFault` (see :attr:`read_only`). Database errors that
+    mean the store cannot be used (read-only, corrupt, full, locked, unreachable) are
+    raised as that one-sentence fault."""
 
     def __init__(self, store: str | os.PathLike[str] | None = None):
-        self.url = resolve_url(store)
+        raw = resolve_url(store)
+        self.url = _shown(raw)
+        """The store's URL as shown to people: its password, if any, masked."""
+        self.path = sqlite_path(raw)
+        self.read_only: str | None = read_only_reason(self.path) if self.path is not None else None
+        timeout = _busy_timeout()
         kwargs: dict[str, Any] = {}
-        if self.url == "sqlite://":
+        url = raw
+        if raw == "sqlite://":
             kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
+        elif self.path is not None:
+            kwargs = {"connect_args": {"timeout": timeout}}
+            if self.read_only:  # SQLite reads it without creating journal files
+                immutable = "&immutable=1" if not os.access(self.path.parent, os.W_OK) else ""
+                url = f"sqlite:///file:{self.path.resolve()}?mode=ro{immutable}&uri=true"
+        if self.path is not None:
+            problem = header_problem(self.path)
+            if problem is not None:
+                raise StoreFault(
+                    f"store {self.url} is corrupt or not an assay store: {problem}; restore it from a copy "
+                    "or use another --store"
+                )
         try:
-            self.engine: Engine = create_engine(self.url, **kwargs)
+            self.engine: Engine = create_engine(url, **kwargs)
         except Exception as exc:
             raise SpecError(f"store {self.url!r} is not a usable database URL ({exc})") from None
+        install_faults(self.engine, self.url)
         if self.engine.dialect.name == "sqlite":
-            event.listen(self.engine, "connect", _sqlite_pragmas)
-        self._check_version()
-        self._create_schema()
+            event.listen(self.engine, "connect", _sqlite_pragmas(int(timeout * 1000), not self.read_only))
+        self._checked = False
+        found = self._check_version()
+        if not self.read_only:
+            self._create_schema()
+            found = schema.SCHEMA_VERSION
+        self.summed = found is not None and found >= 3
+        """Whether the store keeps per-task sums (``task_sums``, schema 3): a read-only
+        store of an older schema is read the slower way."""
 
     def _stored_version(self) -> int | None:
         """The schema version the store records (None: a new store, or one of schema 1,
         which wrote none)."""
         meta = schema.meta_table
-        try:
-            with self.engine.connect() as conn:
-                row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
-        except OperationalError:
-            return None  # no assay_meta table yet
+        with self.engine.connect() as conn:
+            if not inspect(conn).has_table(meta.name):
+                return None  # no assay_meta table yet
+            row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
         return int(row.value) if row is not None else None
 
-    def _check_version(self) -> None:
-        """Refuse a store written by a newer assay (its tables may mean other things)."""
+    def _check_version(self) -> int | None:
+        """Refuse a store written by a newer assay (its tables may mean other things);
+        the version found."""
         found = self._stored_version()
         if found is not None and found > schema.SCHEMA_VERSION:
             raise StoreError(
                 f"store {self.url} was written by a newer assay (store schema {found}; this assay reads "
                 f"schema {schema.SCHEMA_VERSION} and older): upgrade assay, or use another --store"
             )
+        return found
 
     def _create_schema(self) -> None:
-        """Create missing tables (a store of an older schema gains the new ones: that is
-        the migration, the rows stay readable) and record the schema version. Several
-        processes may open a new store at once: the loser of a race retries."""
+        """Create missing tables and indexes (a store of an older schema gains the new
+        ones: that is the migration, the rows stay readable; schema 3 also computes the
+        per-task sums of the trials already stored) and record the schema version.
+        Several processes may open a new store at once: the loser of a race retries."""
         for attempt in range(5):
             try:
                 schema.metadata.create_all(self.engine)
+                for index in schema.INDEXES:  # a store made before an index gains it
+                    index.create(self.engine, checkfirst=True)
                 if self._stored_version() != schema.SCHEMA_VERSION:
-                    self._write_version()
+                    self._migrate()
                 return
-            except (OperationalError, IntegrityError) as exc:
-                if ("already exists" not in str(exc) and "UNIQUE" not in str(exc).upper()) or attempt == 4:
+            except (OperationalError, IntegrityError, ProgrammingError) as exc:
+                text = str(exc).lower()
+                if ("already exists" not in text and "unique" not in text and "duplicate" not in text) or (
+                    attempt == 4
+                ):
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
-    def _write_version(self) -> None:
+    def _migrate(self) -> None:
+        """Bring a store of an older schema (or a new one) to this version, in one
+        transaction: per-task sums from the stored trials, then the version."""
         meta = schema.meta_table
         with self.engine.begin() as conn:
+            sums.backfill(conn)
             conn.execute(delete(meta).where(meta.c.key == "schema_version"))
             conn.execute(insert(meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION)))
+
+    def check_writable(self) -> None:
+        """Raise :class:`StoreFault` unless a run can be written here: not read-only, and
+        (SQLite files up to ``QUICK_CHECK_MAX_BYTES``) ``PRAGMA quick_check`` finds no
+        corruption. Once per Store; runs call it before they write anything."""
+        if self.read_only:
+            raise StoreFault(
+                f"store {self.url} is read-only ({self.read_only}): point --store (or $ASSAY_STORE) at a "
+                "writable location; reading commands (runs, show, report) work as they are"
+            )
+        if self._checked or self.path is None or not self.path.exists():
+            return
+        if self.path.stat().st_size <= QUICK_CHECK_MAX_BYTES:
+            with self.engine.connect() as conn:
+                rows = [str(r[0]) for r in conn.exec_driver_sql("PRAGMA quick_check(5)")]
+            if rows != ["ok"]:
+                found = "; ".join(line.strip() for row in rows for line in row.splitlines())
+                raise StoreFault(
+                    f"store {self.url} is corrupt (PRAGMA quick_check: {found}); restore it from a "
+                    "copy or use another --store (assay export RUN saves a run that can still be read)"
+                )
+        self._checked = True
 
     def checkpoint(self) -> None:
         """Move SQLite's write-ahead log into the database file, so that the ``.db`` file
         alone holds every committed trial (copy it, attach it to a bug report)."""
-        if self.engine.dialect.name == "sqlite" and self.url != "sqlite://":
+        if self.engine.dialect.name == "sqlite" and self.url != "sqlite://" and not self.read_only:
             with self.engine.connect() as conn:
                 conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
 
@@ -136,6 +254,19 @@ class Store:
 
     # runs ---------------------------------------------------------------------------
     def create_run(self, info: RunInfo, tasks: Iterable[TaskMeta]) -> None:
+        """Store a new run and its tasks; :class:`ResumeError` if the run id is taken
+        (two processes starting the same ``--run-id``: one wins, the other is told)."""
+        try:
+            self._create_run(info, tasks)
+        except IntegrityError:
+            if not self.has_run(info.run_id):
+                raise
+            raise ResumeError(
+                f"run {info.run_id} already exists in {self.url} (another process created it); resume "
+                f"it with --resume {info.run_id}, or give another --run-id"
+            ) from None
+
+    def _create_run(self, info: RunInfo, tasks: Iterable[TaskMeta]) -> None:
         with self.engine.begin() as conn:
             conn.execute(schema.runs.insert().values(**self._run_row(info)))
             rows = [
@@ -258,9 +389,11 @@ class Store:
         """Remove a run and everything of it (trials, grades, transcripts, attempts)."""
         with self.engine.begin() as conn:
             for table in (
+                schema.task_sums,
                 schema.grades,
                 schema.trial_metrics,
                 schema.trial_usage,
+                schema.trial_calls,
                 schema.transcripts,
                 schema.labels,
                 schema.attempts,
@@ -320,6 +453,8 @@ class Store:
                 self._insert(conn, schema.transcripts, [r[2] for r in rows if r[2] is not None])
                 self._insert(conn, schema.trial_metrics, [m for r in rows for m in r[3]])
                 self._insert(conn, schema.trial_usage, [u for r in rows for u in r[4]])
+                self._insert(conn, schema.trial_calls, [c for r in rows for c in r[5]])
+                sums.add(conn, self.engine, sums.of_results(results))
             return len(results)
         except IntegrityError:
             if len(results) == 1:
@@ -338,7 +473,9 @@ class Store:
             return
         columns = list(rows[0])
         sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
-        conn.exec_driver_sql(sql, [tuple(row[c] for c in columns) for row in rows])
+        pick = itemgetter(*columns)
+        values = list(map(pick, rows)) if len(columns) > 1 else [(pick(row),) for row in rows]
+        conn.exec_driver_sql(sql, values)
 
     def load_results(self, run_id: str, task_id: str | None = None) -> list[TrialResult]:
         """Trial results of a run (without transcripts), in task and trial order."""
@@ -354,6 +491,52 @@ class Store:
                 grades_by_key.setdefault((row.task_id, row.trial_index), []).append(grade_from_row(row))
             rows = conn.execute(trial_q.order_by(t.c.task_id, t.c.trial_index)).all()
         return [decode_record(r.record, grades_by_key.get((r.task_id, r.trial_index), [])) for r in rows]
+
+    def load_trials(self, run_id: str, keys: list[tuple[str, int]]) -> list[TrialResult]:
+        """The trials with these (task id, trial index) keys (without transcripts), in the
+        order given; keys the run does not have are left out."""
+        t, g = schema.trials, schema.grades
+        found: dict[tuple[str, int], TrialResult] = {}
+        with self.engine.connect() as conn:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                key = tuple_(t.c.task_id, t.c.trial_index).in_(chunk)
+                grades: dict[tuple[str, int], list[Any]] = {}
+                grade_q = select(g).where(
+                    g.c.run_id == run_id, tuple_(g.c.task_id, g.c.trial_index).in_(chunk)
+                )
+                for row in conn.execute(grade_q.order_by(g.c.task_id, g.c.trial_index, g.c.position)):
+                    grades.setdefault((row.task_id, row.trial_index), []).append(grade_from_row(row))
+                trial_q = select(t.c.task_id, t.c.trial_index, t.c.record).where(t.c.run_id == run_id, key)
+                for r in conn.execute(trial_q):
+                    k = (r.task_id, r.trial_index)
+                    found[k] = decode_record(r.record, grades.get(k, []))
+        return [found[k] for k in keys if k in found]
+
+    def failed_graders(
+        self, run_id: str, keys: list[tuple[str, int]] | None = None
+    ) -> dict[tuple[str, int], list[str]]:
+        """The gating graders that failed each trial (only trials some gating grader
+        failed), by (task id, trial index); of the trials ``keys`` only, when given."""
+        out: dict[tuple[str, int], list[str]] = {}
+        if keys is None:
+            rows = failed_grader_rows(self.engine, run_id)
+        else:
+            g = schema.grades
+            rows = []
+            with self.engine.connect() as conn:
+                for start in range(0, len(keys), 500):
+                    query = select(g.c.task_id, g.c.trial_index, g.c.grader, g.c.position).where(
+                        g.c.run_id == run_id,
+                        g.c.gating,
+                        g.c.passed.is_(False),
+                        tuple_(g.c.task_id, g.c.trial_index).in_(keys[start : start + 500]),
+                    )
+                    rows.extend(tuple(r) for r in conn.execute(query))
+            rows.sort(key=lambda r: (r[0], r[1], r[3]))
+        for task_id, index, grader, _ in rows:
+            out.setdefault((task_id, index), []).append(grader)
+        return out
 
     def frame_columns(self, run_id: str) -> dict[str, Any]:
         """A run's trials as columns (one query; for summaries of any size): the fields
@@ -372,7 +555,17 @@ class Store:
     def frame_aggregates(self, run_id: str) -> dict[str, Any]:
         """Grader, process-metric, usage and failure aggregates of a run (SQL): the
         fields of a :class:`assay.metrics.FrameExtras`."""
-        return frame_aggregates(self.engine, run_id)
+        return frame_aggregates(self.engine, run_id, self.summed)
+
+    def value_sums(self, run_id: str) -> list[tuple[str, str, float, int]]:
+        """Per task and name, sum and count of the process metrics and grader scores
+        (``score.<grader>``) of the run's counted trials (see :func:`frames.value_sums`)."""
+        return value_sums(self.engine, run_id, self.summed)
+
+    def value_rows(self, run_id: str, name: str) -> list[tuple[str, int, float]]:
+        """``(task id, trial index, value)`` of every trial of the run that carries a
+        process metric or a grader score (``score.<grader>``)."""
+        return value_rows(self.engine, run_id, name)
 
     # retried trials -----------------------------------------------------------------
     def _retryable(self, run_id: str) -> Any:
@@ -423,6 +616,12 @@ class Store:
 
     def _move_to_attempts(self, conn: Any, run_id: str, lines: dict[tuple[str, int], bytes]) -> None:
         t, a = schema.trials, schema.attempts
+        gone: dict[sums.Key, list[float]] = {}
+        for line in lines.values():
+            for key, cell in sums.of_line(run_id, unpack_line(line)).items():
+                acc = gone.setdefault(key, [0.0, 0.0, 0.0, 0.0])
+                acc[:] = [x + y for x, y in zip(acc, cell, strict=True)]
+        sums.add(conn, self.engine, gone)
         for (task_id, index), line in lines.items():
             previous = conn.execute(
                 select(func.count())
@@ -485,8 +684,9 @@ class Store:
 Row = dict[str, Any]
 
 
-def _rows(result: TrialResult) -> tuple[Row, list[Row], Row | None, list[Row], list[Row]]:
-    """The trial row, grade rows, transcript row, metric rows and usage rows of a result."""
+def _rows(result: TrialResult) -> tuple[Row, list[Row], Row | None, list[Row], list[Row], list[Row]]:
+    """The trial row, grade rows, transcript row, metric rows, usage rows and model-call
+    rows of a result."""
     key = {"run_id": result.run_id, "task_id": result.task_id, "trial_index": result.trial_index}
     trial_row = {
         **key,
@@ -510,4 +710,12 @@ def _rows(result: TrialResult) -> tuple[Row, list[Row], Row | None, list[Row], l
         {**key, "role": role, "cost_usd": u.get("cost_usd"), **{f: u.get(f) or 0 for f in USAGE_FIELDS}}
         for role, u in result.usage.items()
     ]
-    return trial_row, grade_rows, transcript, metrics, usage
+    calls = (
+        []
+        if result.transcript is None
+        else [
+            {**key, "position": i, **dataclasses.asdict(call)}
+            for i, call in enumerate(result.transcript.model_calls())
+        ]
+    )
+    return trial_row, grade_rows, transcript, metrics, usage, calls

@@ -168,8 +168,10 @@ class _Loaded:
         return None
 
 
-#: Task ids: a letter, digit or underscore, then letters, digits, ``_ . : -``.
-SAFE_ID = re.compile(r"\w[\w.:-]{0,199}")
+#: Task ids: a letter, digit, underscore or ``[``, then letters, digits, ``_ . : - [ ] |``
+#: (tau2-bench's telecom ids look like ``[mobile_data_issue]airplane_mode_on|bad_vpn[PERSONA:Easy]``;
+#: output escapes them, URLs quote them).
+SAFE_ID = re.compile(r"[\w\[][\w.:\[\]|-]{0,299}")
 #: Seeds are stored as 64-bit integers.
 SEED_RANGE = (-(2**63), 2**63 - 1)
 
@@ -179,8 +181,8 @@ def task_problem(task: Task) -> tuple[PathKey, str] | None:
     printed, stored and used in URLs) and seeds that fit the store."""
     if not SAFE_ID.fullmatch(task.id):
         return ("id",), (
-            f"task id {task.id!r}: use letters, digits and _ . : - (starting with a letter, digit or _), "
-            "at most 200 characters"
+            f"task id {task.id!r}: use letters, digits and _ . : - [ ] | (starting with a letter, digit, _ or [), "
+            "at most 300 characters"
         )
     seed = task.initial_state.seed
     if not SEED_RANGE[0] <= seed <= SEED_RANGE[1]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ..core.messages import Message, ToolCall
 from ..core.task import Action, UserScenario
@@ -63,6 +64,12 @@ def questions(text: str) -> list[str]:
 
 def _pattern(key: str) -> str:
     return FACT_PATTERNS.get(key, r"\b" + re.escape(key.replace("_", " ")) + r"\b")
+
+
+@lru_cache(maxsize=4096)
+def _compiled(key: str) -> re.Pattern[str]:
+    """The fact's pattern, compiled once (it is tried on every question of every turn)."""
+    return re.compile(_pattern(key), re.IGNORECASE)
 
 
 class ScriptedUser:
@@ -123,7 +130,7 @@ class ScriptedUser:
         for sentence in questions(text):
             confirming = _CONFIRM.search(sentence) is not None
             for key in self.vocabulary:
-                match = re.search(_pattern(key), sentence, re.IGNORECASE)
+                match = _compiled(key).search(sentence)
                 if not match or key in {k for _, k in found}:
                     continue
                 value = self.scenario.known.get(key)

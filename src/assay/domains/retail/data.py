@@ -202,8 +202,9 @@ def money(value: float) -> float:
 
 
 def _next_id(db: Database, table: str, pattern: re.Pattern[str], prefix: str) -> str:
-    numbers = [int(m.group(1)) for r in db.rows(table) if (m := pattern.match(str(r[KEYS[table]])))]
-    return f"{prefix}-{max(numbers, default=0) + 1:04d}"
+    """``<prefix>-NNNN``, one more than the highest such id (keys are the ids of these
+    tables; :meth:`Database.max_number` is indexed, so this costs no scan)."""
+    return f"{prefix}-{db.max_number(table, prefix + '-') + 1:04d}"
 
 
 def next_refund_id(db: Database) -> str:

@@ -1,0 +1,53 @@
+"""Every harness benchmark runs, at tiny sizes, so none can silently break again
+(benchmarks/harness.py --small; the figures themselves are in benchmarks/README.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_harness_benchmarks_run_at_small_size(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    env = {k: v for k, v in os.environ.items() if k != "ASSAY_STORE"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "harness.py"),
+            "--small",
+            "--no-inspect",
+            "--json",
+            str(out),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["machine"]["cpus"] >= 1 and "loadavg_1m" in report["machine"]
+    assert report["overhead"]["assay"]["trials"] == 20
+    assert report["overhead"]["assay"]["cpu_ms_per_trial"]["median"] > 0
+    for run in report["concurrency"]:
+        assert run["trials"] == 40 and len(run["ratio_to_ideal_each_run"]) == 1
+        assert run["ratio_to_ideal"]["median"] >= 1.0  # nothing beats the ideal
+    assert (
+        report["multiturn"]["trials"] == 57 and report["multiturn"]["in_process_trials_per_s"]["median"] > 0
+    )
+    durable = report["durability"]
+    assert durable["trials"] == 200 and durable["process_peak_rss_mb"] > 0
+    assert 0 <= durable["durability_wait_s"]["median"] <= durable["durability_wait_s"]["max"]
+    analysis = report["analysis"]
+    assert analysis["generated"]["trials"] == 2 * 4 * 2  # two runs of 4 tasks x 2 realistic trials
+    for command in ("show", "compare", "report"):
+        timing = analysis[command]
+        assert timing["runs"] == 1 and timing["wall_s"]["median"] > 0 and timing["peak_mb"]["median"] > 0
+    assert 0 < analysis["report"]["html_mb"] < 10

@@ -1,0 +1,120 @@
+"""Bounded memory while running: the writer's backlog never exceeds its bound (trials
+wait for a slow store instead of piling up), every trial is still written once, a
+failed write stops the run; and a run parses its suite's tasks once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import assay
+import assay.suites.loader as loader
+from assay.core.results import TrialResult
+from assay.runner.executor import deliver
+from assay.runner.resolve import SpilledTasks
+from assay.runner.writer import TrialWriter
+from assay.suites.instantiate import instantiate
+
+
+class SlowStore:
+    """Takes ``delay`` seconds per batch and records the backlog it saw."""
+
+    def __init__(self, delay: float, fail_after: int | None = None):
+        self.delay, self.fail_after = delay, fail_after
+        self.written: list[tuple[str, int]] = []
+        self.lock = threading.Lock()
+
+    def write_trials(self, batch: list[TrialResult]) -> int:
+        time.sleep(self.delay)
+        with self.lock:
+            if self.fail_after is not None and len(self.written) >= self.fail_after:
+                raise OSError("disk full")
+            self.written.extend(r.key for r in batch)
+        return len(batch)
+
+
+def hello(conversation: object) -> str:  # an instant agent
+    return "hello"
+
+
+def result(i: int) -> TrialResult:
+    return TrialResult("r", f"t{i}", 0, i, "c", 1, "user_stop")
+
+
+async def produce(writer: TrialWriter, n: int, peaks: list[int]) -> None:
+    flusher = asyncio.create_task(writer.run())
+    try:
+        for i in range(n):
+            await deliver(writer.add, result(i))
+            peaks.append(writer.uncommitted)
+    finally:
+        flusher.cancel()
+
+
+def test_backlog_is_bounded_and_every_trial_is_written_once() -> None:
+    store = SlowStore(delay=0.01)
+    writer = TrialWriter(store, batch=8, max_pending=32)  # type: ignore[arg-type]
+    peaks: list[int] = []
+    started = time.perf_counter()
+    asyncio.run(produce(writer, 600, peaks))
+    writer.close()
+    assert max(peaks) <= 32  # the producer waited for the store
+    assert sorted(store.written) == sorted(result(i).key for i in range(600))
+    assert time.perf_counter() - started >= 600 / 32 * 0.01 * 0.5  # it did have to wait
+
+
+def test_a_failed_write_stops_the_producer() -> None:
+    store = SlowStore(delay=0.001, fail_after=40)
+    writer = TrialWriter(store, batch=8, max_pending=16)  # type: ignore[arg-type]
+    with pytest.raises(OSError, match="disk full"):
+        asyncio.run(produce(writer, 10_000, []))
+    with pytest.raises(OSError):
+        writer.close()
+
+
+def test_spilled_tasks_parse_once_and_replay_in_order() -> None:
+    calls = []
+
+    def parse():
+        calls.append(1)
+        return (assay.core.task.Task(id=f"t{i}") for i in range(50))
+
+    source = SpilledTasks(parse)
+    first = [t.id for t in source()]
+    assert [t.id for t in source()] == first == [t.id for t in source()] == [f"t{i}" for i in range(50)]
+    assert len(calls) == 1
+    abandoned = SpilledTasks(parse)
+    next(iter(abandoned()))  # a pass given up half-way keeps nothing
+    assert [t.id for t in abandoned()] == first and len(calls) == 3
+    retail = instantiate(assay.load_suite("retail"), 0)  # rich tasks: records, graders, scripts
+    spilled = SpilledTasks(lambda: iter(retail))
+    assert list(spilled()) == retail
+    assert list(spilled()) == retail  # read back whole and equal, pass after pass
+
+
+def test_a_jsonl_suite_is_parsed_once_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    suite = tmp_path / "suite"
+    (suite / "tasks").mkdir(parents=True)
+    (suite / "suite.yaml").write_text("name: lines\ndefaults: {trials: 3}\n")
+    task = {"user": {"opening": "Say hello."}, "graders": [{"text": {"contains": "hello"}}]}
+    lines = [json.dumps({"id": f"q{i}", **task}) for i in range(5)]
+    (suite / "tasks" / "all.jsonl").write_text("\n".join(lines) + "\n")
+    passes = []
+    real = loader.iter_specs
+
+    def counting(loaded):
+        passes.append(1)
+        return real(loaded)
+
+    monkeypatch.setattr(loader, "iter_specs", counting)
+    loaded = assay.load_suite(suite)
+    assert loaded.streamed
+    passes.clear()
+    run = assay.run(loaded, agent="python:tests.runner.test_writer:hello", store=str(tmp_path / "s.db"))
+    assert len(run.frame()) == 15 and run.summary().overall.success_rate == 1.0
+    assert len(passes) == 1  # not once per trial index (k = 3) plus once to plan

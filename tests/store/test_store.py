@@ -1,0 +1,249 @@
+"""The store on SQLite and PostgreSQL alike (``store_url`` is each in turn): runs written
+by the real write path, read back as objects, as columns and as SQL aggregates (which
+must agree), duplicates, retried attempts, the portable record, and several processes
+writing one store at once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.compare.fakes import FakeRun
+from tests.server.support import AGENT, SUITE, toy_runs
+
+from assay.compare import compare_runs
+from assay.compare.rundata import RunData
+from assay.errors import ResumeError
+from assay.metrics import FrameExtras, summarize
+from assay.runner.api import Run
+from assay.store import Store
+from assay.store.record import export_run, import_run
+
+ROOT = Path(__file__).parents[2]
+
+
+def _same(a: object, b: object, path: str = "") -> None:
+    """Equal, floats to 1e-9 relative."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        assert set(a) == set(b), path
+        for k in a:
+            _same(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and isinstance(b, float):
+        assert a == pytest.approx(b, rel=1e-9, abs=1e-12), path
+    else:
+        assert a == b, path
+
+
+@pytest.fixture
+def runs(store_url: str, tmp_path: Path) -> tuple[Store, Run, Run]:
+    store = Store(store_url)
+    a, b = toy_runs(tmp_path, store)
+    return store, Run.load(a, store), Run.load(b, store)
+
+
+def test_summary_from_sql_equals_summary_from_objects(runs: tuple[Store, Run, Run]) -> None:
+    store, careful, flaky = runs
+    for run in (careful, flaky):
+        results = store.load_results(run.run_id)
+        assert len(results) == len(run.frame()) == 18
+        from_sql = run.summary().to_dict()
+        from_objects = summarize(results, run.tasks, run.info.trials_per_task).to_dict()
+        from_sql.pop("run")
+        from_objects.pop("run")
+        _same(from_sql, from_objects)
+        extras, reference = run.extras(), FrameExtras.from_results(results)
+        _same(extras.process_totals, reference.process_totals)
+        assert extras.failed_graders == reference.failed_graders
+    assert [r["run_id"] for r in store.list_runs()] == ["flaky", "careful"]
+    assert {r["completed"] for r in store.list_runs()} == {18}
+
+
+def test_comparison_from_columns_equals_comparison_from_objects(runs: tuple[Store, Run, Run]) -> None:
+    store, careful, flaky = runs
+    from_store = compare_runs([careful, flaky]).to_dict()
+    objects = [FakeRun(r.info, r.tasks, store.load_results(r.run_id)) for r in (careful, flaky)]
+    from_objects = compare_runs(objects).to_dict()
+    _same(from_store, from_objects)
+    by_trial = compare_runs([careful, flaky], match="trial").to_dict()
+    _same(by_trial, compare_runs(objects, match="trial").to_dict())
+
+
+def test_trial_values_and_sums_read_by_sql(runs: tuple[Store, Run, Run]) -> None:
+    store, _, flaky = runs
+    results = store.load_results(flaky.run_id)
+    data = RunData.of(flaky)
+    reference = RunData.from_results(flaky.info, flaky.tasks, results)
+    assert data.task_ids == reference.task_ids and data.counted == reference.counted
+    for name in sorted(reference.metric_names()):
+        assert np.allclose(data.per_trial(name), reference.per_trial(name), equal_nan=True), name
+        assert np.allclose(data.per_task_mean(name), reference.per_task_mean(name), equal_nan=True), name
+    assert "score.deposit" in data.metric_names() or any(n.startswith("score.") for n in data.metric_names())
+    failed = store.failed_graders(flaky.run_id)
+    expected = {
+        r.key: [g.grader for g in r.grades if g.gating and g.passed is False]
+        for r in results
+        if any(g.gating and g.passed is False for g in r.grades)
+    }
+    assert failed == expected
+    keys = [r.key for r in results[::5]][::-1]
+    assert [r.key for r in store.load_trials(flaky.run_id, [*keys, ("nope", 0)])] == keys
+
+
+def test_duplicates_are_skipped_and_retried_errors_kept_as_attempts(runs: tuple[Store, Run, Run]) -> None:
+    store, careful, _ = runs
+    results = store.load_results(careful.run_id)
+    assert store.write_trials(results[:3]) == 0  # already there: never written twice
+    broken = [
+        replace(
+            r, run_id=careful.run_id, trial_index=r.trial_index + 10, reward=None, termination="harness_error"
+        )
+        for r in results[:2]
+    ]
+    assert store.write_trials([*results[:1], *broken]) == 2
+    assert store.count_retryable(careful.run_id) == 2
+    assert store.retry_errors(careful.run_id) == 2
+    assert store.count_attempts(careful.run_id) == 2 and store.count_retryable(careful.run_id) == 0
+    assert len(store.load_attempts(careful.run_id)) == 2
+
+
+def test_record_round_trip_between_backends(runs: tuple[Store, Run, Run], tmp_path: Path) -> None:
+    store, _, flaky = runs
+    path = tmp_path / "flaky.jsonl.gz"
+    assert export_run(store, flaky.run_id, path) == {"trials": 18, "attempts": 0}
+    other = Store(tmp_path / "other.db")
+    imported = import_run(other, path, run_id="copy")
+    assert imported.status == "finished"
+    a = Run.load(flaky.run_id, store).summary().to_dict()
+    b = Run.load("copy", other).summary().to_dict()
+    a.pop("run")
+    b.pop("run")
+    _same(a, b)
+
+
+def test_the_same_run_id_twice_is_refused(runs: tuple[Store, Run, Run]) -> None:
+    store, careful, _ = runs
+    with pytest.raises(ResumeError, match="already exists"):
+        store.create_run(careful.info, careful.tasks)
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "ASSAY_STORE"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT), env.get("PYTHONPATH", "")])
+    env["ASSAY_PLUGINS"] = "tests.toydomain"
+    return env
+
+
+def _cli(tmp_path: Path, store_url: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "run",
+            str(tmp_path / "suite"),
+            "--agent",
+            AGENT,
+            "--store",
+            store_url,
+            *args,
+        ],
+        env=_env(),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_several_processes_write_one_store(store_url: str, tmp_path: Path) -> None:
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "suite.yaml").write_text(SUITE)
+    procs = [_cli(tmp_path, store_url, "--run-id", f"p{i}", "-k", "4", "--seed", str(i)) for i in range(3)]
+    race = [_cli(tmp_path, store_url, "--run-id", "same", "-k", "2") for _ in range(2)]
+    for proc in procs:
+        assert proc.wait(timeout=600) == 0, proc.stderr.read() if proc.stderr else ""
+    codes = sorted(p.wait(timeout=600) for p in race)
+    errors = [p.stderr.read() if p.stderr else "" for p in race]
+    assert codes in ([0, 0], [0, 2]), errors  # the loser of the race is told, in one line
+    assert not any("Traceback" in e for e in errors)
+    if codes == [0, 2]:
+        loser = next(e for e in errors if "already exists" in e)
+        assert loser.count("\n") == 1
+    store = Store(store_url)
+    for i in range(3):
+        frame = Run.load(f"p{i}", store).frame()
+        keys = set(zip(frame.task.tolist(), frame.trial_index.tolist(), strict=True))
+        assert len(frame) == len(keys) == 24
+    assert {r["status"] for r in store.list_runs()} == {"finished"}
+
+
+def test_a_ray_driver_and_a_local_run_write_one_postgres_store(pg_server: str, tmp_path: Path) -> None:
+    """The shared-store set-up of docs/scale.md: a Ray run's driver and a local run on
+    another "machine" write one PostgreSQL database at the same time."""
+    pytest.importorskip("ray")
+    from tests.support import postgres
+
+    url = postgres.fresh_database(pg_server)
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "suite.yaml").write_text(SUITE)
+    ray_run = _cli(tmp_path, url, "--run-id", "on-ray", "-k", "3", "--executor", "ray")
+    local = _cli(tmp_path, url, "--run-id", "local", "-k", "3")
+    for proc in (ray_run, local):
+        assert proc.wait(timeout=900) == 0, proc.stderr.read() if proc.stderr else ""
+    store = Store(url)
+    for run_id in ("on-ray", "local"):
+        run = Run.load(run_id, store)
+        assert run.info.status == "finished" and len(run.frame()) == 18
+    on_ray, local_run = (Run.load(r, store).summary() for r in ("on-ray", "local"))
+    assert on_ray.overall.success_rate == local_run.overall.success_rate  # same seeds, same results
+
+
+def _sums_from_rows(store: Store, run_id: str) -> dict[tuple[str, str], tuple[float, int]]:
+    from assay.store.frames import value_sums
+
+    return {(t, n): (s, c) for t, n, s, c in value_sums(store.engine, run_id, summed=False)}
+
+
+def _kept_sums(store: Store, run_id: str) -> dict[tuple[str, str], tuple[float, int]]:
+    return {(t, n): (s, c) for t, n, s, c in store.value_sums(run_id)}
+
+
+def test_per_task_sums_follow_writes_retries_and_migration(
+    runs: tuple[Store, Run, Run], store_url: str
+) -> None:
+    store, careful, flaky = runs
+    results = store.load_results(careful.run_id)
+    broken = [
+        replace(r, trial_index=r.trial_index + 10, reward=None, termination="harness_error")
+        for r in results[:3]
+    ]
+    store.write_trials(broken)
+    for run_id in (careful.run_id, flaky.run_id):
+        kept, rows = _kept_sums(store, run_id), _sums_from_rows(store, run_id)
+        assert kept.keys() == rows.keys() and kept
+        for key, (total, count) in rows.items():
+            assert kept[key][1] == count and kept[key][0] == pytest.approx(total)
+    assert store.retry_errors(careful.run_id) == 3  # moved to the attempts: their share goes
+    assert _kept_sums(store, careful.run_id).keys() == _sums_from_rows(store, careful.run_id).keys()
+    before = store.frame_aggregates(careful.run_id)["process_totals"]
+    from sqlalchemy import text
+
+    with store.engine.begin() as conn:  # a store of schema 2: no sums, version 2
+        conn.execute(text("DELETE FROM task_sums"))
+        conn.execute(text("UPDATE assay_meta SET value = '2' WHERE key = 'schema_version'"))
+    reopened = Store(store_url)  # migrates: the sums are computed from the stored rows
+    assert reopened.summed
+    after = reopened.frame_aggregates(careful.run_id)["process_totals"]
+    assert after.keys() == before.keys() and all(after[k] == pytest.approx(before[k]) for k in before)
+    kept, rows = _kept_sums(reopened, flaky.run_id), _sums_from_rows(reopened, flaky.run_id)
+    assert kept.keys() == rows.keys()
+    assert all(kept[k][1] == rows[k][1] and kept[k][0] == pytest.approx(rows[k][0]) for k in rows)

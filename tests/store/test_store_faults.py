@@ -1,0 +1,223 @@
+"""Store faults, through the command line as a user meets them: a read-only, corrupt,
+truncated, full, locked or unreachable store, and two processes starting the same run
+id. Every case ends in one clear line and a documented exit code (4: the store cannot
+be used; 2: the command is wrong), never a traceback, and no run is left ``running``.
+
+The read-only and full cases use a real file system: a small tmpfs (mounted read-only,
+or filled up) when the tests may mount one (root in CI), else a folder without write
+permission and a file-size limit (RLIMIT_FSIZE) on the process."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from tests.server.support import AGENT, SUITE
+
+ROOT = Path(__file__).parents[2]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "ASSAY_STORE"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT), env.get("PYTHONPATH", "")])
+    env["ASSAY_PLUGINS"] = "tests.toydomain"
+    return {**env, **extra}
+
+
+def assay(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, limit: Callable[[], None] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "assay", *args],
+        cwd=cwd,
+        env=env or _env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limit,
+    )
+
+
+def run_suite(cwd: Path, store: str, *extra: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    return assay(cwd, "run", str(cwd / "suite"), "--agent", AGENT, "--store", store, *extra, **kw)  # type: ignore[arg-type]
+
+
+def clean_failure(result: subprocess.CompletedProcess[str], code: int, words: str) -> None:
+    """One line on stderr saying ``words``, the documented exit code, no traceback."""
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.stderr
+    assert result.returncode == code, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("run ")]
+    assert len(lines) == 1 and words in lines[0], result.stderr
+
+
+def statuses(db: Path) -> dict[str, str]:
+    mode = "ro" if os.access(db.parent, os.W_OK) else "ro&immutable=1"  # a read-only file system
+    con = sqlite3.connect(f"file:{db}?mode={mode}", uri=True)
+    try:
+        return dict(con.execute("select run_id, status from runs"))
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "suite.yaml").write_text(SUITE)
+    return tmp_path
+
+
+@contextlib.contextmanager
+def tmpfs(size: str) -> Iterator[Path]:
+    point = Path(tempfile.mkdtemp(prefix="assay-fs-"))
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        point.rmdir()
+        raise OSError("cannot mount a tmpfs here")
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", "-l", str(point)], capture_output=True)
+        point.rmdir()
+
+
+def test_read_only_store_reads_and_refuses_to_write(suite: Path, tmp_path: Path) -> None:
+    db_dir = tmp_path / "ro"
+    db_dir.mkdir()
+    db = db_dir / "s.db"
+    assert run_suite(suite, str(db), "--run-id", "r1", "-k", "1").returncode == 0
+    with contextlib.ExitStack() as stack:
+        if os.geteuid() == 0:  # root writes through permissions: make the file system read-only
+            try:
+                point = stack.enter_context(tmpfs("16m"))
+            except OSError:
+                pytest.skip("running as root without permission to mount a read-only file system")
+            (point / "s.db").write_bytes(db.read_bytes())
+            subprocess.run(["mount", "-o", "remount,ro", str(point)], check=True)
+            db = point / "s.db"
+        else:
+            db.chmod(0o444)
+            db_dir.chmod(0o555)
+            stack.callback(db_dir.chmod, 0o755)
+        listed = assay(suite, "runs", "--store", str(db))
+        assert listed.returncode == 0 and "r1" in listed.stdout, listed.stderr
+        shown = assay(suite, "show", "r1", "--store", str(db), "--json")
+        assert shown.returncode == 0 and '"success_rate"' in shown.stdout, shown.stderr
+        clean_failure(run_suite(suite, str(db), "--run-id", "r2", "-k", "1"), 4, "is read-only")
+        resumed = assay(suite, "run", "--resume", "r1", "--store", str(db))  # finished: nothing to write
+        assert resumed.returncode == 0 and "nothing to resume" in resumed.stderr, resumed.stderr
+        assert statuses(db) == {"r1": "finished"}
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "overwritten page"])
+def test_corrupt_store_is_refused_before_writing(suite: Path, tmp_path: Path, damage: str) -> None:
+    db = tmp_path / "c.db"
+    assert run_suite(suite, str(db), "--run-id", "r1", "-k", "2").returncode == 0
+    data = bytearray(db.read_bytes())
+    if damage == "garbage":
+        data = bytearray(os.urandom(len(data)))
+    elif damage == "truncated":
+        data = data[: len(data) // 2]
+    else:  # a page in the middle of the file, as a bad disk sector or a stray write leaves it
+        page = int.from_bytes(data[16:18], "big")
+        middle = (len(data) // page // 2) * page
+        data[middle : middle + page] = b"\xff" * page
+    db.write_bytes(bytes(data))
+    before = db.read_bytes()
+    result = run_suite(suite, str(db), "--run-id", "r2", "-k", "1")
+    clean_failure(result, 4, "corrupt")
+    assert db.read_bytes() == before  # detected before anything was written
+    for command in (["runs"], ["show", "r1"]):
+        seen = assay(suite, *command, "--store", str(db))
+        assert "Traceback" not in seen.stderr and seen.returncode in (0, 4), seen.stderr
+
+
+def _fsize_limit(limit: int) -> Callable[[], None]:
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, not kills
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_full_disk_stops_the_run_and_marks_it_interrupted(suite: Path, tmp_path: Path) -> None:
+    (suite / "suite" / "suite.yaml").write_text(SUITE.replace("instances: 4", "instances: 400"))
+    with contextlib.ExitStack() as stack:
+        try:
+            point = stack.enter_context(tmpfs("1m"))
+            db, limit = point / "s.db", None
+        except OSError:  # no mount: a file-size limit on the process does the same to SQLite
+            db, limit = tmp_path / "s.db", _fsize_limit(1_000_000)
+        result = run_suite(suite, str(db), "--run-id", "full", "-k", "3", limit=limit)
+        assert "Traceback" not in result.stderr and result.returncode == 4, result.stderr
+        assert "disk is full" in result.stderr or "disk failed" in result.stderr
+        assert statuses(db)["full"] == "interrupted"
+
+
+def test_locked_store_gives_one_line_after_the_busy_timeout(suite: Path, tmp_path: Path) -> None:
+    db = tmp_path / "l.db"
+    assert run_suite(suite, str(db), "--run-id", "r1", "-k", "1").returncode == 0
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+    try:
+        started = time.monotonic()
+        result = run_suite(suite, str(db), "--run-id", "r2", "-k", "1", env=_env(ASSAY_STORE_TIMEOUT="0.5"))
+        clean_failure(result, 4, "locked by another process")
+        assert time.monotonic() - started < 60
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert statuses(db).get("r2") in (None, "interrupted")
+
+
+def test_unreachable_server_is_one_line(suite: Path) -> None:
+    pytest.importorskip("psycopg")
+    with socket_free_port() as port:
+        url = f"postgresql+psycopg://assay@127.0.0.1:{port}/nothing"
+        for command in (["runs"], ["show", "x"]):
+            clean_failure(assay(suite, *command, "--store", url), 4, "cannot open or reach store")
+        clean_failure(run_suite(suite, url, "-k", "1"), 4, "cannot open or reach store")
+
+
+@contextlib.contextmanager
+def socket_free_port() -> Iterator[int]:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    yield port  # nothing listens there
+
+
+def test_two_processes_starting_the_same_run_id(suite: Path, tmp_path: Path) -> None:
+    db = tmp_path / "race.db"
+    argv = [sys.executable, "-m", "assay", "run", str(suite / "suite"), "--agent", AGENT, "--store", str(db)]
+    procs = [
+        subprocess.Popen(
+            [*argv, "--run-id", "same", "-k", "2"],
+            cwd=suite,
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    results = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in procs]
+    assert sorted(code for code, _ in results).count(0) == 1, results
+    for code, err in results:
+        assert "Traceback" not in err
+        if code:
+            assert code == 2 and "already exists" in err and err.strip().count("\n") <= 1, err
+    assert statuses(db) == {"same": "finished"}
