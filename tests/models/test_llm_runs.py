@@ -312,9 +312,8 @@ def test_latency_and_time_to_first_token_per_model(pricing: str, tmp_path: Path)
     summary has each model's calls, latency and TTFT percentiles, the same from the store
     and from the trials in memory, and the console shows them."""
     import numpy as np
-    from tests.support.fake_llm_server import LatencyProfile
-
     from rich.console import Console
+    from tests.support.fake_llm_server import LatencyProfile
 
     from assay.metrics.summary import summarize
     from assay.report.console import render_summary

@@ -111,7 +111,11 @@ def summary_path_problem(path: str) -> str | None:
     if head == "usage" and len(parts) >= 4 and parts[1] == "by_model":  # the model may hold dots
         if parts[-1] in ("calls", "failed", "calls_with_ttft") and len(parts) >= 4:
             return None
-        if parts[-2] in ("latency_s", "ttft_s") and parts[-1] in USAGE_LEAVES["latency_s"] and len(parts) >= 5:
+        if (
+            parts[-2] in ("latency_s", "ttft_s")
+            and parts[-1] in USAGE_LEAVES["latency_s"]
+            and len(parts) >= 5
+        ):
             return None
     if head == "excluded" and len(parts) == 2 and parts[1] in EXCLUDED_LEAVES:
         return None
