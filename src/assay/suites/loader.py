@@ -181,8 +181,8 @@ def task_problem(task: Task) -> tuple[PathKey, str] | None:
     printed, stored and used in URLs) and seeds that fit the store."""
     if not SAFE_ID.fullmatch(task.id):
         return ("id",), (
-            f"task id {task.id!r}: use letters, digits and _ . : - [ ] | (starting with a letter, digit, _ or [), "
-            "at most 300 characters"
+            f"task id {task.id!r}: use letters, digits and _ . : - [ ] | "
+            "(starting with a letter, digit, _ or [), at most 300 characters"
         )
     seed = task.initial_state.seed
     if not SEED_RANGE[0] <= seed <= SEED_RANGE[1]:
