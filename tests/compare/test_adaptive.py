@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import assay
-from assay.compare.adaptive import run_until_decided
+from assay.compare.adaptive import default_round, run_until_decided
 from assay.compare.dispatch import dispatch_order
 from assay.compare.fixed import fixed_rate_trials
 from assay.compare.spending import Designs, SpendingPaired
@@ -47,6 +47,7 @@ def test_paired_pairs_trials_and_stops_within_a_round(setup: tuple[Path, Store, 
         mde=0.5,
         run_id="cand",
         concurrency=4,
+        round_size=4,
         on_round=rounds.append,
     )
     assert result.verdict == "worse" and result.state.better == "a" and result.state.reason == "upper"
@@ -94,12 +95,16 @@ def test_msprt_method_is_always_valid(setup: tuple[Path, Store, str]) -> None:
         run_until_decided("x", agent=AGENT, threshold=0.5, method="msprt", store=store)
 
 
-def test_a_budget_too_small_for_the_discordance_stops_undecided(setup: tuple[Path, Store, str]) -> None:
+def test_a_budget_too_small_for_the_sprt_hands_over_to_the_mixture(setup: tuple[Path, Store, str]) -> None:
     _, store, base = setup
-    result = run_until_decided(None, agent=AGENT, against=base, store=store, params={"skip_confirm": 1.0})
-    assert result.verdict == "undecided" and result.halt is not None and result.saved is None
-    assert "needs more pairs than the 80 the baseline offers" in result.line
-    assert result.trials_run < 80  # it stopped when it knew, not at the budget
+    result = run_until_decided(
+        None, agent=AGENT, against=base, store=store, params={"skip_confirm": 1.0}, round_size=2
+    )
+    assert result.fallback is not None and "needs more pairs than the 80 the baseline offers" in result.line
+    # all pairs lost: after the 10 read before a design is needed, the Beta(1, 1) mixture
+    # Λ = 2^10 / 11 is already past 1/alpha: the decision is taken at the hand-over
+    assert result.verdict == "worse" and result.trials_needed == 10 and result.trials_run < 12
+    assert "mixture SPRT took over" in result.line and result.to_dict()["fallback"] == result.fallback
 
 
 def test_rate_threshold_and_budget(setup: tuple[Path, Store, str]) -> None:
@@ -124,6 +129,11 @@ def test_rate_threshold_and_budget(setup: tuple[Path, Store, str]) -> None:
     assert capped.budget == 25 and capped.trials_run <= 25 and capped.design is not None
     assert capped.design.max_steps == 25
     assert capped.run.info.trials_per_task == 3  # ceil(25 / 10 tasks)
+
+
+def test_default_round_is_the_concurrency_within_five_percent_of_the_fixed_design() -> None:
+    assert default_round(8, None) == 8 and default_round(8, 1000) == 8
+    assert default_round(8, 82) == 4 and default_round(8, 5) == 1 and default_round(2, 82) == 2
 
 
 def test_adaptive_errors(setup: tuple[Path, Store, str]) -> None:

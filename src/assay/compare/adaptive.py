@@ -40,6 +40,7 @@ from ..suites.loader import load_suite
 from .adaptive_result import AdaptiveResult, verdict_paired, verdict_rate
 from .dispatch import Key, Monitor, RoundReport, SequentialDispatch, dispatch_order
 from .fixed import fixed_paired, fixed_rate
+from .planning import plan
 from .monitors import PairedMonitor, RateMonitor
 from .sequential import SequentialDesign, design_rate
 
@@ -153,7 +154,7 @@ async def run_until_decided_async(
         monitor = RateMonitor(design)
     budget = min(decide.max_trials or len(order), len(order))
     inner = executor or make_executor(spec.executor, spec.concurrency, spec.ray_address)
-    window = decide.round_size or spec.concurrency
+    window = decide.round_size or default_round(spec.concurrency, _planned_fixed_n(decide, baseline))
     dispatch = SequentialDispatch(inner, order, monitor, window=window, budget=budget, on_round=on_round)
     shown = None if progress is None else (lambda r, done, total: progress(r, done, budget))
     try:
@@ -162,6 +163,31 @@ async def run_until_decided_async(
         if executor is None:
             getattr(inner, "close", lambda: None)()
     return _result(run, decide, dispatch, monitor, order, baseline, budget, window)
+
+
+def default_round(concurrency: int, fixed_n: int | None) -> int:
+    """Trials per round by default: the concurrency, but at most 5% of the trials the
+    fixed design would run (a round is what may be run past the decision)."""
+    if fixed_n is None:
+        return concurrency
+    return max(1, min(concurrency, round(fixed_n / 20)))
+
+
+def _planned_fixed_n(decide: DecideSpec, baseline: Run | None) -> int | None:
+    """The fixed design's trials as known before the run: for a rate test exactly; for
+    a paired one as ``assay plan --paired`` says without a discordance (it assumes
+    independent outcomes, so it errs on the large side)."""
+    if baseline is None:
+        assert decide.threshold is not None
+        return fixed_rate(decide.threshold, decide.threshold + decide.mde, decide.alpha, decide.power).n
+    counted = [r.reward for r in baseline.results if r.reward is not None]
+    if not counted:
+        return None
+    rate = min(sum(counted) / len(counted), 1 - decide.mde)
+    try:
+        return plan(rate, decide.mde, alpha=decide.alpha, power=decide.power, paired=True).tasks_needed
+    except AssayError:
+        return None
 
 
 def _paired_monitor(decide: DecideSpec, baseline: list[int]) -> PairedMonitor:
@@ -222,9 +248,12 @@ def _result(
     rate = sum(counted) / len(counted) if counted else 0.5
     result.fixed = fixed_paired(rate, decide.mde, decide.alpha, decide.power, discordant, len(pairs))
     result.verdict, result.line = verdict_paired(state, decide.mde, result.spent)
-    if dispatch.reading.halt is not None:
-        result.halt = dispatch.reading.halt
-        result.line = f"stopped undecided: {dispatch.reading.halt} ({result.spent})"
+    result.fallback = monitor.fallback
+    if result.fallback is not None:
+        result.line += (
+            f"; {result.fallback}, so the always-valid mixture SPRT took over with the alpha left "
+            "(it can show a difference, not its absence)"
+        )
     used = [key for key in order if rewards.get(key) is not None]
     used = used[: state.observations] if state.decision != "continue" else used
     result.always_valid_p = (

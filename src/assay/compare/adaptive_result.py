@@ -43,7 +43,7 @@ class AdaptiveResult:
     always_valid_p: float | None = None
     discordance_design: float | None = None
     discordance_given: bool = False
-    halt: str | None = None
+    fallback: str | None = None
     pairs: int | None = None
     discordant: int | None = None
 
@@ -96,7 +96,7 @@ class AdaptiveResult:
                 "discordant": self.discordant,
                 "observed": (self.discordant / self.pairs) if self.pairs else None,
             },
-            "halt": self.halt,
+            "fallback": self.fallback,
             "always_valid_p": self.always_valid_p,
             "design": None if self.design is None else self.design.to_dict(),
             "state": self.state.to_dict(),

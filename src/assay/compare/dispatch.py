@@ -36,11 +36,12 @@ def dispatch_order(
 ) -> list[Key]:
     """(task, trial index) in the order an adaptive run dispatches them: trial index
     outer, and for each index every task in a fresh random order seeded by ``seed``
-    (so each task runs once before any runs twice). ``keep`` drops keys (e.g. those
-    without a baseline result to pair with)."""
+    (so each task runs once before any runs twice); the same for any order of
+    ``task_ids``. ``keep`` drops keys (e.g. those without a baseline result to pair
+    with)."""
     order: list[Key] = []
     for index in range(trials):
-        tasks = list(task_ids)
+        tasks = sorted(task_ids)
         random.Random(derive_seed(seed, "adaptive-order", index)).shuffle(tasks)
         order += [(task, index) for task in tasks if keep is None or keep((task, index))]
     return order
@@ -48,20 +49,18 @@ def dispatch_order(
 
 @dataclass(frozen=True)
 class Reading:
-    """What a test made of the outcomes so far: its state, (when it decided) how many
-    trials of the dispatch order the decision needed, and ``halt``, why it cannot go
-    on without deciding (the run then stops undecided)."""
+    """What a test made of the outcomes so far: its state and (when it decided) how
+    many trials of the dispatch order the decision needed."""
 
     state: SequentialState
     needed: int | None = None
-    halt: str | None = None
     consumed: int | None = None
     """How many of the outcomes given the test has taken in (all when None): fewer
     when it waits for ``prepare``."""
 
     @property
     def final(self) -> bool:
-        return self.state.decision != "continue" or self.halt is not None
+        return self.state.decision != "continue"
 
 
 class Monitor(Protocol):

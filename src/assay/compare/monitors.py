@@ -71,6 +71,11 @@ class PairedMonitor:
         """The discordance the test's current design is made for (spending test)."""
         return None if self.spending is None else self.spending.discordance
 
+    @property
+    def fallback(self) -> str | None:
+        """Why the spending test handed over to the mixture SPRT, if it did."""
+        return None if self.spending is None else self.spending.fallback
+
     def read(self, outcomes: Sequence[Outcome]) -> Reading:
         for i in range(self.seen, len(outcomes)):
             o = outcomes[i]
@@ -79,10 +84,10 @@ class PairedMonitor:
                 self.b.append(o)
                 self.positions.append(i)
         self.seen = len(outcomes)
-        halt, consumed = None, None
+        consumed = None
         if self.spending is not None:
             state = self.spending.read(self.a, self.b)
-            self.design, halt = self.spending.design, self.spending.halt
+            self.design = self.spending.design
             psi = self.spending.needs
             if psi is not None:  # it stopped before pair `spending.pairs` to have a design made
                 designs = self.spending.designs
@@ -92,4 +97,4 @@ class PairedMonitor:
             state = paired_path(self.a, self.b, self.design)
         else:
             state = msprt_path(self.a, self.b, self.alpha, self.mde)
-        return Reading(state, _needed(state, self.positions), halt, consumed)
+        return Reading(state, _needed(state, self.positions), consumed)

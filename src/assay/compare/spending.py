@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -39,6 +39,7 @@ from .sequential import (
     design_paired,
     fixed_steps,
     low_discordance,
+    msprt_path,
     theta_for,
 )
 
@@ -109,8 +110,7 @@ class Designs:
         except ValueError:
             made = (
                 f"at the discordance the runs show (about {psi:.0%} of pairs), detecting {100 * self.mde:g} pts "
-                f"at power {self.power:g} needs more pairs than the {self.max_pairs} the baseline offers "
-                "(run the baseline with more trials per task, test a larger --mde, or use --method msprt)"
+                f"at power {self.power:g} needs more pairs than the {self.max_pairs} the baseline offers"
             )
         with self._lock:
             self._made[key] = made
@@ -129,7 +129,13 @@ class SpendingPaired:
 
     :meth:`read` processes the pairs it has not seen; when the design for the current
     discordance is not made yet it stops there and sets ``needs`` (the caller makes it
-    with :meth:`Designs.make` and reads again); ``halt`` says why it cannot go on.
+    with :meth:`Designs.make` and reads again).
+
+    When the pairs available cannot power the SPRT at the discordance seen, it hands
+    over (``fallback`` says why) to the always-valid mixture SPRT
+    (:func:`.sequential.msprt_path`) at the alpha it has not spent: conditionally on
+    the disagreements its rejection probability is at most that (Ville), so the total
+    stays within alpha. It can then show a difference, not the absence of one.
     """
 
     def __init__(self, designs: Designs, burn_in: int = BURN_IN):
@@ -138,7 +144,9 @@ class SpendingPaired:
         self.pairs = 0
         self.state = SequentialState("continue", 0, 0, 0, 0.0)
         self.needs: float | None = None
-        self.halt: str | None = None
+        self.fallback: str | None = None
+        self.alpha_left = designs.alpha
+        self.switch = 0
         self.design: SequentialDesign | None = None
         self.discordance: float | None = None
 
@@ -146,14 +154,18 @@ class SpendingPaired:
         xa = np.asarray(a, dtype=np.int64).reshape(-1)
         xb = np.asarray(b, dtype=np.int64).reshape(-1)
         self.needs = None
-        if self.state.decision != "continue" or self.halt is not None:
+        if self.state.decision != "continue":
             return self.state
+        if self.fallback is not None:
+            return self._mixture(xa, xb)
         d = self.designs
         low = low_discordance(xa != xb, d.mde, d.alpha)
         while self.pairs < xa.size:
             i = self.pairs
             if xa[i] != xb[i] and not self._step(i, int(xb[i] > xa[i])):
-                break  # a design to make first, or a halt
+                if self.fallback is not None:
+                    return self._mixture(xa, xb)
+                break  # a design to make first
             if self.state.decision != "continue":
                 return self.state
             if low is not None and i >= low:
@@ -184,7 +196,7 @@ class SpendingPaired:
             self.needs = psi
             return False
         if isinstance(design, str):
-            self.halt = design
+            self.fallback, self.alpha_left, self.switch = design, self.designs.alpha - now.spent, i
             return False
         self.design, self.discordance = design, psi
         curve = spending_curve(design)
@@ -209,6 +221,16 @@ class SpendingPaired:
         else:
             self.state = SequentialState("continue", i + 1, m, wins, value)
         return True
+
+
+    def _mixture(self, xa: npt.NDArray[np.int64], xb: npt.NDArray[np.int64]) -> SequentialState:
+        if self.alpha_left <= 1e-12:  # nothing left to reject with
+            return SequentialState("continue", xa.size, self.now.steps, self.now.wins, 0.0)
+        state = msprt_path(xa, xb, self.alpha_left, self.designs.mde)
+        if state.decision != "continue":  # known from the pair where it took over
+            self.state = replace(state, observations=max(state.observations, self.switch + 1))
+            return self.state
+        return state
 
 
 def _cut(mass: npt.NDArray[np.float64], allowed: float) -> int:
