@@ -241,7 +241,8 @@ def _result(
     result.discordance_design = decide.discordance if result.discordance_given else monitor.discordance
     rewards = {r.key: r.reward for r in run.results}
     base = {r.key: r.reward for r in baseline.results}
-    pairs = [(base[key], rewards[key]) for key in order if rewards.get(key) is not None and base.get(key) is not None]
+    read = order[: result.trials_needed]  # what the test read: the same whatever was in flight
+    pairs = [(base[key], rewards[key]) for key in read if rewards.get(key) is not None]
     discordant = sum(a != b for a, b in pairs)
     result.pairs, result.discordant = len(pairs), discordant
     counted = [r for r in base.values() if r is not None]

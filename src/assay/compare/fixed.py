@@ -78,4 +78,4 @@ def fixed_paired(
         p = plan(base, mde, alpha=alpha, power=power, paired=True, discordance=psi)
     except AssayError as exc:
         return FixedDesign(None, str(exc))
-    return FixedDesign(p.tasks_needed, f"{command} (the discordance these runs showed)")
+    return FixedDesign(p.tasks_needed, f"{command} (the discordance of the pairs the test read)")
