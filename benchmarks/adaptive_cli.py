@@ -137,7 +137,9 @@ class Cli:
         return out.getvalue()
 
 
-def agent_args(p: float, agents: Agents, stream: str, latency_ms: float, coupling: float | None = None) -> list[str]:
+def agent_args(
+    p: float, agents: Agents, stream: str, latency_ms: float, coupling: float | None = None
+) -> list[str]:
     c = agents.coupling if coupling is None else coupling
     params = {"p": p, "icc": agents.icc, "coupling": c, "stream": stream, "latency_ms": latency_ms}
     out = ["--agent", AGENT]
@@ -167,7 +169,8 @@ def replicate(
     for truth, pb in (("H0", P0), ("+MDE", P0 + args.paired_mde)):
         sc = scenarios[f"{tasks}/{agents.name}/paired/{truth}"]
         out = cli("run", "--until-decided", "--against", base, "--mde", str(args.paired_mde),
-                  *agent_args(pb, agents, "candidate", args.latency_ms), "--run-id", f"p-{truth}-{agents.name}-{r}",
+                  *agent_args(pb, agents, "candidate", args.latency_ms),
+                  "--run-id", f"p-{truth}-{agents.name}-{r}",
                   *common, *rounds, "--json")  # fmt: skip
         sc.docs.append(json.loads(out))
     for truth, p in (("H0", P0), ("+MDE", P0 + args.rate_mde)):
@@ -201,7 +204,7 @@ def summarise(sc: Scenario) -> dict[str, Any]:
         "saved_se": sd / math.sqrt(n) / sc.fixed_n,
         "saved_needed": 1 - sum(needed) / n / sc.fixed_n,
         "cli_saved": sum(reported) / len(reported) if reported else None,
-        "past_decision_max": max(r - q for r, q in zip(run, needed)),
+        "past_decision_max": max(r - q for r, q in zip(run, needed, strict=True)),
         "round_size": max(d["round_size"] for d in sc.docs),
         "undecided": sum(d["verdict"] == "undecided" for d in sc.docs),
         "fallbacks": sum(d.get("fallback") is not None for d in sc.docs),
@@ -259,7 +262,9 @@ def check_subprocess(args: argparse.Namespace, root: Path, agents: list[Agents])
     return same
 
 
-def make_scenarios(task_sizes: list[int], agents: list[Agents], args: argparse.Namespace) -> dict[str, Scenario]:
+def make_scenarios(
+    task_sizes: list[int], agents: list[Agents], args: argparse.Namespace
+) -> dict[str, Scenario]:
     out: dict[str, Scenario] = {}
     n_rate = fixed_rate_trials(P0, P0 + args.rate_mde, ALPHA, POWER)
     for tasks in task_sizes:
@@ -282,7 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=200, help="decisions per scenario")
     parser.add_argument("--tasks", default="50,500", help="suite sizes")
     parser.add_argument("--seed", type=int, default=0, help="first replicate's seed")
-    parser.add_argument("--concurrency", type=int, default=8, help="-j of the adaptive runs (assay's default)")
+    parser.add_argument(
+        "--concurrency", type=int, default=8, help="-j of the adaptive runs (assay's default)"
+    )
     parser.add_argument("--round-size", type=int, default=None, help="--round-size (default: assay's)")
     parser.add_argument("--latency-ms", type=float, default=2.0, help="mean agent latency, so trials overlap")
     parser.add_argument("--paired-mde", type=float, default=0.05)
@@ -313,7 +320,9 @@ def main(argv: list[str] | None = None) -> int:
         verdicts = acceptance(rows, args.runs)
         report(rows, verdicts, args, agents, same, time.perf_counter() - start)
         if args.json is not None:
-            args.json.write_text(json.dumps({"rows": rows, "acceptance": verdicts, "same_as_subprocess": same}, indent=2))
+            args.json.write_text(
+                json.dumps({"rows": rows, "acceptance": verdicts, "same_as_subprocess": same}, indent=2)
+            )
         return 0
     root = Path(tempfile.mkdtemp(prefix="assay-adaptive-"))
     cli = Cli(args.subprocess)
@@ -337,7 +346,9 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = acceptance(rows, args.runs)
     report(rows, verdicts, args, agents, same, time.perf_counter() - start)
     if args.json is not None:
-        args.json.write_text(json.dumps({"rows": rows, "acceptance": verdicts, "same_as_subprocess": same}, indent=2))
+        args.json.write_text(
+            json.dumps({"rows": rows, "acceptance": verdicts, "same_as_subprocess": same}, indent=2)
+        )
     if args.raw is not None:
         keep = ("verdict", "state", "trials_run", "trials_needed", "round_size", "saved", "fallback")
         docs = {k: [{f: d.get(f) for f in keep} for d in s.docs] for k, s in scenarios.items()}
@@ -356,7 +367,8 @@ def report(
     mode = "one process per command" if args.subprocess else "in process through assay.cli.main"
     print(
         f"{args.runs} decisions per scenario, {mode}; alpha {ALPHA}, power {POWER}; -j {args.concurrency}, "
-        f"agent latency ~{args.latency_ms:g} ms; correlated agents: icc 0.5, coupling {agents[1].coupling:.3f}\n"
+        f"agent latency ~{args.latency_ms:g} ms; correlated agents: icc 0.5, "
+        f"coupling {agents[1].coupling:.3f}\n"
     )
     head = (
         f"{'suite/agents/design/truth':<31} {'P(reject) [95% CI]':>22} {'run':>7} {'needed':>7} {'fixed':>6} "
@@ -369,13 +381,19 @@ def report(
         cli = "" if r["cli_saved"] is None else f"{r['cli_saved']:.1%}"
         saved = f"{r['saved']:.1%} ±{2 * r['saved_se']:.1%}"
         print(
-            f"{r['scenario']:<31} {ci:>22} {r['trials_run']:7.1f} {r['trials_needed']:7.1f} {r['fixed_n']:6d} "
+            f"{r['scenario']:<31} {ci:>22} {r['trials_run']:7.1f} {r['trials_needed']:7.1f} "
+            f"{r['fixed_n']:6d} "
             f"{saved:>13} {r['saved_needed']:8.1%} {cli:>8} {r['past_decision_max']:>4}/{r['round_size']:<3}"
         )
     print()
     for v in verdicts:
-        flags = " ".join(f"{k}={'yes' if v[k] else 'NO'}" for k in ("saved_ok", "alpha_ok", "power_ok", "within_one_round"))
-        print(f"{v['suite/agents']:<18} average saved over the 4 design points {v['average_saved']:.1%}  {flags}")
+        flags = " ".join(
+            f"{k}={'yes' if v[k] else 'NO'}" for k in ("saved_ok", "alpha_ok", "power_ok", "within_one_round")
+        )
+        print(
+            f"{v['suite/agents']:<18} average saved over the 4 design points "
+            f"{v['average_saved']:.1%}  {flags}"
+        )
     se_a = math.sqrt(ALPHA * (1 - ALPHA) / args.runs)
     se_p = math.sqrt(POWER * (1 - POWER) / args.runs)
     print(f"(Monte Carlo SE at {args.runs} runs: ±{se_a:.3f} near {ALPHA}, ±{se_p:.3f} near {POWER})")

@@ -4,7 +4,6 @@ process and by subprocess, and its figures are computed from what the runs repor
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,18 @@ def bench(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
 def test_tiny_benchmark_through_the_cli(bench, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "figures.json"
     argv = ["--runs", "1", "--tasks", "20", "--paired-mde", "0.15", "--correlated-discordance", "0.2"]
-    argv += ["--rate-mde", "0.15", "--pairs", "200", "--pairs-correlated", "200", "--check-subprocess", "1", "--json", str(out)]
+    argv += [
+        "--rate-mde",
+        "0.15",
+        "--pairs",
+        "200",
+        "--pairs-correlated",
+        "200",
+        "--check-subprocess",
+        "1",
+        "--json",
+        str(out),
+    ]
     assert bench.main(argv) == 0
     doc = json.loads(out.read_text())
     assert doc["same_as_subprocess"] is True
@@ -53,7 +63,9 @@ def test_the_agents_have_the_rates_and_discordance_they_claim(bench) -> None:  #
     from assay.agents import AgentContext
 
     def agent(p: float, icc: float, coupling: float, stream: str, seed: int) -> BernoulliAgent:
-        ctx = AgentContext(seed, "none", "", None, "UTC", params={"p": p, "icc": icc, "coupling": coupling, "stream": stream})  # type: ignore[arg-type]
+        ctx = AgentContext(
+            seed, "none", "", None, "UTC", params={"p": p, "icc": icc, "coupling": coupling, "stream": stream}
+        )  # type: ignore[arg-type]
         return BernoulliAgent(ctx)
 
     rng = random.Random(0)

@@ -252,8 +252,21 @@ def test_run_adaptive_against_a_baseline(db: Path, capsys: pytest.CaptureFixture
     assert "round 1: 3 trials read" in err
     # every decide option reaches the design: alpha, power, mde, discordance, method
     out, _ = main_cli(
-        *args[:-1], "adaptive-hasty-2", "--alpha", "0.1", "--power", "0.9", "--mde", "0.3",
-        "--discordance", "0.6", "--method", "sprt", "--json", db=db, capsys=capsys,
+        *args[:-1],
+        "adaptive-hasty-2",
+        "--alpha",
+        "0.1",
+        "--power",
+        "0.9",
+        "--mde",
+        "0.3",
+        "--discordance",
+        "0.6",
+        "--method",
+        "sprt",
+        "--json",
+        db=db,
+        capsys=capsys,
     )
     design = json.loads(out)["design"]
     assert design["alpha"] == 0.1 and design["beta"] == pytest.approx(0.1) and design["mde"] == 0.3

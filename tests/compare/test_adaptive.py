@@ -68,7 +68,9 @@ def test_paired_pairs_trials_and_stops_within_a_round(setup: tuple[Path, Store, 
     assert doc["schema"] == "assay.adaptive/2" and doc["trials_needed"] == state.observations
     assert doc["discordance"]["observed"] == 1.0 and doc["discordance"]["design"] == 1.0
     assert result.fixed is not None and result.fixed.n is not None
-    assert "--discordance 1.000" in result.fixed.basis and result.saved == 1 - result.trials_run / result.fixed.n
+    assert (
+        "--discordance 1.000" in result.fixed.basis and result.saved == 1 - result.trials_run / result.fixed.n
+    )
 
 
 def test_paired_accepts_when_the_runs_never_disagree(setup: tuple[Path, Store, str]) -> None:

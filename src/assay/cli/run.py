@@ -86,7 +86,7 @@ def run(
         int | None,
         typer.Option(
             "--round-size",
-            help="Most trials run past the decision (default: the concurrency, at most 5% of the fixed design).",
+            help="Most trials run past the decision (default: -j, at most 5% of the fixed design).",
             rich_help_panel=_DECIDE,
         ),
     ] = None,
@@ -257,7 +257,9 @@ def _adaptive(spec: RunSpec, markdown: Path | None, as_json: bool) -> None:
     def on_round(report: RoundReport) -> None:  # the first round, every tenth, and the last
         s = report.state
         if report.round == 1 or report.round % 10 == 0 or s.decision != "continue":
-            err.print(f"round {report.round}: {report.trials} trials read · {s.steps} test steps · {s.decision}")
+            err.print(
+                f"round {report.round}: {report.trials} trials read · {s.steps} test steps · {s.decision}"
+            )
 
     store = Store(spec.store)
 

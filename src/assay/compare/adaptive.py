@@ -40,8 +40,8 @@ from ..suites.loader import load_suite
 from .adaptive_result import AdaptiveResult, verdict_paired, verdict_rate
 from .dispatch import Key, Monitor, RoundReport, SequentialDispatch, dispatch_order
 from .fixed import fixed_paired, fixed_rate
-from .planning import plan
 from .monitors import PairedMonitor, RateMonitor
+from .planning import plan
 from .sequential import SequentialDesign, design_rate
 
 __all__ = ["AdaptiveResult", "RoundReport", "run_until_decided", "run_until_decided_async"]
@@ -51,7 +51,11 @@ def _rate_design(decide: DecideSpec) -> SequentialDesign:
     assert decide.threshold is not None
     try:
         return design_rate(
-            decide.threshold, decide.threshold + decide.mde, decide.alpha, decide.power, max_steps=decide.max_trials
+            decide.threshold,
+            decide.threshold + decide.mde,
+            decide.alpha,
+            decide.power,
+            max_steps=decide.max_trials,
         )
     except ValueError as exc:
         raise AssayError(f"cannot design the sequential test: {exc}") from None
@@ -258,7 +262,9 @@ def _result(
     used = [key for key in order if rewards.get(key) is not None]
     used = used[: state.observations] if state.decision != "continue" else used
     result.always_valid_p = (
-        discordant_msprt([rewards[k] or 0 for k in used], [base[k] or 0 for k in used]).p_value if used else 1.0
+        discordant_msprt([rewards[k] or 0 for k in used], [base[k] or 0 for k in used]).p_value
+        if used
+        else 1.0
     )
     return result
 

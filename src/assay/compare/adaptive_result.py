@@ -94,7 +94,7 @@ class AdaptiveResult:
                 "given": self.discordance_given,
                 "pairs": self.pairs,
                 "discordant": self.discordant,
-                "observed": (self.discordant / self.pairs) if self.pairs else None,
+                "observed": (self.discordant or 0) / self.pairs if self.pairs else None,
             },
             "fallback": self.fallback,
             "always_valid_p": self.always_valid_p,

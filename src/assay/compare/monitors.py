@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .dispatch import Outcome, Reading
-from .sequential import SequentialDesign, SequentialState, design_paired, msprt_path, paired_path, rate_path, theta_for
+from .sequential import (
+    SequentialDesign,
+    SequentialState,
+    design_paired,
+    msprt_path,
+    paired_path,
+    rate_path,
+    theta_for,
+)
 from .spending import Designs, SpendingPaired
 
 
@@ -27,7 +35,7 @@ class RateMonitor:
 
     def read(self, outcomes: Sequence[Outcome]) -> Reading:
         positions = [i for i, o in enumerate(outcomes) if o is not None]
-        state = rate_path([outcomes[i] for i in positions], self.design)
+        state = rate_path([o for o in outcomes if o is not None], self.design)
         return Reading(state, _needed(state, positions))
 
 

@@ -28,6 +28,7 @@ import math
 import threading
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -82,7 +83,7 @@ class Designs:
     discordance the budget cannot serve maps to the reason."""
 
     _lock = threading.Lock()
-    _made: dict[tuple[float, float, float, float, int], SequentialDesign | str] = {}
+    _made: ClassVar[dict[tuple[float, float, float, float, int], SequentialDesign | str]] = {}
 
     def __init__(self, mde: float, alpha: float, power: float, max_pairs: int):
         self.mde, self.alpha, self.power, self.max_pairs = mde, alpha, power, max_pairs
@@ -109,7 +110,8 @@ class Designs:
             spending_curve(made)
         except ValueError:
             made = (
-                f"at the discordance the runs show (about {psi:.0%} of pairs), detecting {100 * self.mde:g} pts "
+                f"at the discordance the runs show (about {psi:.0%} of pairs), "
+                f"detecting {100 * self.mde:g} pts "
                 f"at power {self.power:g} needs more pairs than the {self.max_pairs} the baseline offers"
             )
         with self._lock:
@@ -213,7 +215,7 @@ class SpendingPaired:
         self.now = _Step(nxt, spent, m, wins)
         value = float(stat[wins])
         if reject[wins]:
-            better = "b" if 2 * wins > m else "a"
+            better: Literal["a", "b"] = "b" if 2 * wins > m else "a"
             self.state = SequentialState("reject_h0", i + 1, m, wins, value, better, "upper")
         elif accept[wins]:
             reason = "lower" if stat[wins] <= design.lower else "max_steps"
@@ -221,7 +223,6 @@ class SpendingPaired:
         else:
             self.state = SequentialState("continue", i + 1, m, wins, value)
         return True
-
 
     def _mixture(self, xa: npt.NDArray[np.int64], xb: npt.NDArray[np.int64]) -> SequentialState:
         if self.alpha_left <= 1e-12:  # nothing left to reject with

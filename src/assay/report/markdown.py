@@ -324,14 +324,23 @@ def adaptive_markdown(result: AdaptiveResult) -> str:
             f"**{result.saved:.0%} saved** ({result.saved_needed:.0%} counting only the trials needed)"
         )
     elif fixed is not None and fixed.n:
-        lines.append(f"- fixed design of the same alpha and power: {fixed.n} trials ({fixed.basis}); no decision yet")
+        lines.append(
+            f"- fixed design of the same alpha and power: {fixed.n} trials ({fixed.basis}); no decision yet"
+        )
     elif fixed is not None:
         lines.append(f"- fixed design: none to compare with ({fixed.basis})")
     if result.mode == "paired" and result.pairs:
         observed = (result.discordant or 0) / result.pairs
-        text = f"- discordance: the runs disagreed on {result.discordant} of {result.pairs} pairs ({observed:.1%})"
+        text = (
+            f"- discordance: the runs disagreed on {result.discordant} of the {result.pairs} pairs read "
+            f"({observed:.1%})"
+        )
         if result.discordance_design is not None:
-            how = "--discordance" if result.discordance_given else "the discordance seen so far, alpha spent exactly"
+            how = (
+                "--discordance"
+                if result.discordance_given
+                else "the discordance seen so far, alpha spent exactly"
+            )
             text += f"; the SPRT was designed for {result.discordance_design:.2f} ({how})"
         lines.append(text)
     if d is not None:
@@ -349,5 +358,7 @@ def adaptive_markdown(result: AdaptiveResult) -> str:
         if r is None:
             lines.append(f"- ... ({len(result.rounds) - 5} rounds)")
         else:
-            lines.append(f"- round {r.round}: {r.trials} trials read, {r.state.steps} {unit}, {r.state.decision}")
+            lines.append(
+                f"- round {r.round}: {r.trials} trials read, {r.state.steps} {unit}, {r.state.decision}"
+            )
     return "\n".join(lines) + "\n"
