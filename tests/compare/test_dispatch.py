@@ -90,7 +90,8 @@ def test_a_run_stops_at_most_one_round_after_its_decision(seed: int) -> None:
     assert 0 <= dispatch.dispatched - at <= window - 1  # at most one round past the decision
     assert log.index(("decided", at)) > max(i for i, (kind, _) in enumerate(log) if kind == "start")
     assert len(reported) == dispatch.dispatched  # the trials in flight were finished and reported
-    assert dispatch.rounds[-1].state.decision == "reject_h0"
+    assert dispatch.rounds[-1].state.decision == "reject_h0" and dispatch.rounds[-1].trials == at
+    assert [r.state.decision for r in dispatch.rounds].count("reject_h0") == 1
 
 
 def test_the_budget_ends_an_undecided_run() -> None:

@@ -149,7 +149,7 @@ class SequentialDispatch:
                 continue
             if self.decided or self.dispatched >= len(queue) or before == (self.dispatched, self.read):
                 break
-        if self.reading is None or not self.rounds or self.rounds[-1].trials != self.read:
+        if not self.rounds or (not self.decided and self.rounds[-1].trials != self.read):
             self._round()
 
     def _read(self, force: bool = False) -> None:
@@ -169,7 +169,8 @@ class SequentialDispatch:
     def _round(self) -> None:
         if self.reading is None:
             self.reading = self.monitor.read(self.outcomes[: self.completed])
-        report = RoundReport(len(self.rounds) + 1, self.read, self.reading.state)
+        read = self.reading.needed if self.reading.needed is not None else self.read
+        report = RoundReport(len(self.rounds) + 1, read, self.reading.state)
         self.rounds.append(report)
         if self.on_round is not None:
             self.on_round(report)
