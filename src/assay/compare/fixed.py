@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -33,6 +34,7 @@ def _log_factorials(n: int) -> np.ndarray:
     return np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))))
 
 
+@lru_cache(maxsize=64)
 def fixed_rate_trials(p0: float, p1: float, alpha: float, power: float, limit: int = 100_000) -> int:
     """Smallest n for which the exact one-sided binomial test of ``p ≤ p0`` at level
     ``alpha`` has power ≥ ``power`` at ``p1``."""

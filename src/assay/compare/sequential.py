@@ -93,14 +93,6 @@ def _steps(p0: float, p1: float) -> tuple[float, float]:
     return math.log(p1 / p0), math.log((1 - p1) / (1 - p0))
 
 
-def _statistic(kind: Kind, win: float, loss: float, m: int) -> npt.NDArray[np.float64]:
-    s = np.arange(m + 1, dtype=np.float64)
-    up = s * win + (m - s) * loss
-    if kind == "rate":
-        return up
-    return np.maximum(up, (m - s) * win + s * loss)
-
-
 def _oc_many(
     kind: Kind,
     p0: float,
