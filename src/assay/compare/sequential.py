@@ -118,17 +118,17 @@ def _oc_many(
     for m in range(1, max_steps + 1):
         n = mass.shape[-1]
         nxt = np.empty((*shape, n + 1))
-        nxt[..., :n] = mass * (1 - th)
+        np.multiply(mass, 1 - th, out=nxt[..., :n])
         nxt[..., n] = 0.0
         nxt[..., 1:] += mass * th
         s = np.arange(low, low + n + 1, dtype=np.float64)
         up = s * win + (m - s) * loss
         stat = up if kind == "rate" else np.maximum(up, (m - s) * win + s * loss)
-        rej = stat >= upper
-        stop = rej | (stat <= lower)
-        reject += np.einsum("btn,bn->bt", nxt, rej)
-        asn += m * np.einsum("btn,bn->bt", nxt, stop)
-        nxt[np.broadcast_to(stop[:, None, :], nxt.shape)] = 0.0
+        rej = (stat >= upper)[:, None, :]
+        stopped = nxt * (rej | (stat <= lower)[:, None, :])
+        reject += (nxt * rej).sum(axis=-1)
+        asn += m * stopped.sum(axis=-1)
+        nxt -= stopped
         alive = np.flatnonzero(nxt.any(axis=(0, 1)))
         if alive.size == 0:
             mass = nxt[..., :0]
