@@ -20,7 +20,7 @@ Two pairs of agents, baseline 0.80, candidate 0.80 (H0) or 0.85 (+MDE, δ = 0.05
 (29% and 32%). "saved" is 1 − mean pairs read / Connor's pairs at the true ψ of +MDE;
 the CLI benchmark (adaptive_cli.py) adds what in-flight trials cost.
 
-Usage: python benchmarks/adaptive_designs.py [--sims 1000] [--seed 0]
+Usage: python benchmarks/adaptive_designs.py [--sims 1000] [--seed 0] [--exactness 20000]
 Everything printed is measured in this run.
 """
 
@@ -140,12 +140,46 @@ def simulate(
     return float(np.mean(rejected)), float(np.mean(pairs))
 
 
+def exactness(sims: int) -> None:
+    """Type-I error of the spending test under H0 at ψ = 0.4, δ = 0.2 (cheap designs, so
+    many runs), next to the SPRT designed for the true ψ on the same pairs."""
+    designs = Designs(0.2, ALPHA, POWER, 2000)
+    oracle_design = design_paired(theta_for(0.2, 0.4), ALPHA, POWER, mde=0.2)
+    rng = np.random.default_rng(123)
+    rejected = oracle_rejected = 0
+    most = 0.0
+    for _ in range(sims):
+        disagree = rng.random(2000) < 0.4
+        a = (rng.random(2000) < 0.5).astype(np.int64)
+        b = np.where(disagree, 1 - a, a)
+        test = SpendingPaired(designs)
+        while True:
+            state = test.read(a, b)
+            if test.needs is None:
+                break
+            designs.make(test.needs)
+        rejected += state.decision == "reject_h0"
+        most = max(most, test.now.spent)
+        oracle_rejected += paired_path(a, b, oracle_design).decision == "reject_h0"
+    se = math.sqrt(ALPHA * (1 - ALPHA) / sims)
+    print(
+        f"exactness, H0 at ψ = 0.4, δ = 0.2, {sims} runs: spending test rejects {rejected / sims:.4f}, "
+        f"the SPRT for the true ψ {oracle_rejected / sims:.4f} (exact alpha {oracle_design.exact_alpha:.4f}; "
+        f"SE {se:.4f}); the most alpha any run spent: {most:.4f}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sims", type=int, default=1000, help="simulated decisions per scenario")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--exactness", type=int, default=0, metavar="N", help="check alpha on N null runs")
     args = parser.parse_args(argv)
     start = time.perf_counter()
+    if args.exactness:
+        exactness(args.exactness)
+        if not args.sims:
+            return 0
     print(
         f"alpha {ALPHA}, power {POWER}, δ = {MDE}, budget {BUDGET} pairs, "
         f"{args.sims} decisions per scenario\n"
