@@ -133,8 +133,9 @@ async def run_until_decided_async(
 
     ``decide.against`` (a baseline run id: paired test of a difference of ``mde``) or
     ``decide.threshold`` (rate test of ``threshold`` vs ``threshold + mde``), at
-    ``alpha`` and ``power``; ``round_size`` (default: the concurrency) bounds the trials
-    run beyond the decision. The result holds a normal stored :class:`Run`.
+    ``alpha`` and ``power``; ``round_size`` (default: the concurrency, at most 5% of the
+    fixed design's trials) bounds the trials run past the decision. The result holds a
+    normal stored :class:`Run` and what the decision cost against the fixed design.
     """
     if not isinstance(spec, RunSpec):
         st = store if isinstance(store, Store) else Store(store if store is not None else fields.get("store"))
