@@ -4,7 +4,9 @@ Simulates many decisions on synthetic, seeded outcomes and runs each through
 
 - the fixed-sample design at the configured alpha and power (exact McNemar on Connor's
   number of pairs; exact one-sided binomial test at the smallest n with the power), and
-- the sequential design ``assay run-adaptive`` uses (calibrated SPRT, assay.compare.sequential),
+- the calibrated SPRT of ``assay run --until-decided`` (assay.compare.sequential; for the
+  paired case the design for a known discordance, ``--discordance``; when it is not known
+  see adaptive_designs.py),
   truncated where the design was calibrated (about three times the fixed n),
 - the same SPRT with Wald's textbook boundaries log((1 - beta)/alpha), log(beta/(1 - alpha))
   instead of calibrated ones, to show what the calibration buys,

@@ -247,13 +247,36 @@ def test_run_adaptive_against_a_baseline(db: Path, capsys: pytest.CaptureFixture
         "--run-id",
         "adaptive-hasty",
     )
-    out, err = main_cli(*args, "--json", db=db, capsys=capsys)
+    out, err = main_cli(*args, "--round-size", "3", "--json", db=db, capsys=capsys)
     doc = json.loads(out)
-    assert doc["verdict"] == "worse" and doc["run_id"] == "adaptive-hasty"
-    assert doc["trials_run"] == 52 and doc["state"]["steps"] == 12 and doc["state"]["observations"] < 20
-    assert "round 1: 52 trials" in err
-    shown = json.loads(main_cli("show", "adaptive-hasty", "--json", db=db, capsys=capsys)[0])
-    assert shown["run"]["completed_trials"] == 52
+    assert doc["schema"] == "assay.adaptive/2" and doc["run_id"] == "adaptive-hasty"
+    assert doc["verdict"] == "worse" and doc["round_size"] == 3
+    assert 0 <= doc["trials_run"] - doc["trials_needed"] < 3 and doc["trials_needed"] < 52
+    assert doc["fixed_n"] > 0 and doc["saved"] == 1 - doc["trials_run"] / doc["fixed_n"]
+    assert "round 1: 3 trials read" in err
+    # every decide option reaches the design: alpha, power, mde, discordance, method
+    out, _ = main_cli(
+        *args[:-1],
+        "adaptive-hasty-2",
+        "--alpha",
+        "0.1",
+        "--power",
+        "0.9",
+        "--mde",
+        "0.3",
+        "--discordance",
+        "0.6",
+        "--method",
+        "sprt",
+        "--json",
+        db=db,
+        capsys=capsys,
+    )
+    design = json.loads(out)["design"]
+    assert design["alpha"] == 0.1 and design["beta"] == pytest.approx(0.1) and design["mde"] == 0.3
+    assert design["p1"] == pytest.approx((0.6 + 0.3) / 1.2) and json.loads(out)["discordance"]["given"]
+    shown_run = json.loads(main_cli("show", "adaptive-hasty", "--json", db=db, capsys=capsys)[0])
+    assert shown_run["run"]["completed_trials"] == doc["trials_run"]
     _, err = main_cli(
         "run", "retail", "--until-decided", "--agent", "builtin:retail-hasty", db=db, capsys=capsys, code=2
     )

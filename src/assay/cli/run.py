@@ -74,13 +74,22 @@ def run(
     ] = None,
     discordance: Annotated[
         float | None,
-        typer.Option("--discordance", help="Paired: share of disagreeing pairs.", rich_help_panel=_DECIDE),
+        typer.Option(
+            "--discordance",
+            help="Paired: design for this share of disagreeing pairs (default: the share the data show).",
+            rich_help_panel=_DECIDE,
+        ),
     ] = None,
     max_trials: Annotated[
         int | None, typer.Option("--max-trials", help="Budget of trials.", rich_help_panel=_DECIDE)
     ] = None,
     round_size: Annotated[
-        int | None, typer.Option("--round-size", help="Trials per round.", rich_help_panel=_DECIDE)
+        int | None,
+        typer.Option(
+            "--round-size",
+            help="Most trials run past the decision (default: -j, at most 5% of the fixed design).",
+            rich_help_panel=_DECIDE,
+        ),
     ] = None,
     markdown: Annotated[
         Path | None,
@@ -277,9 +286,12 @@ def _adaptive(spec: RunSpec, markdown: Path | None, as_json: bool) -> None:
     from ..report.markdown import adaptive_markdown
     from .decide import show_markdown, write_text
 
-    def on_round(report: RoundReport) -> None:
+    def on_round(report: RoundReport) -> None:  # the first round, every tenth, and the last
         s = report.state
-        err.print(f"round {report.round}: {report.trials} trials · {s.steps} test steps · {s.decision}")
+        if report.round == 1 or report.round % 10 == 0 or s.decision != "continue":
+            err.print(
+                f"round {report.round}: {report.trials} trials read · {s.steps} test steps · {s.decision}"
+            )
 
     store = Store(spec.store)
 

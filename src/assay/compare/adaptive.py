@@ -1,14 +1,18 @@
-"""Adaptive trials: run a candidate in rounds until a sequential test decides.
+"""Adaptive trials: run a candidate until a sequential test decides.
 
-One stored run grows round by round: the first round creates it through
-:func:`assay.runner.api.run_async`, later rounds resume it, each executing only the next
-``round_size`` trials of its plan (trial index outer, task inner, so a round of one trial
-per task spreads over every task). After each round the trials so far are replayed, in
-plan order, through a calibrated SPRT (:mod:`.sequential`):
+One stored run, created by :func:`assay.runner.api.run_async` with a
+:class:`.dispatch.SequentialDispatch` executor: trials go out in a seeded random order
+(every task once, then every task again...), at most one round (``round_size``, default
+the concurrency) beyond what the test has read; the test reads results in that order as
+they arrive, and once it decides nothing more is dispatched. Trials in flight then finish
+and are stored; they are reported as run, not as needed.
 
 - ``against=RUN_ID`` (paired): the candidate runs the baseline's tasks with the
   baseline's seed, so every trial pairs with the baseline trial of the same task and
-  index (same task instance, same simulated user). Two-sided SPRT on discordant pairs.
+  index (same task instance, same simulated user); only keys the baseline counted are
+  dispatched. Two-sided SPRT on discordant pairs, designed after a pilot that measures
+  the discordance (:mod:`.monitors`), or at ``discordance`` when given, or the
+  always-valid mixture SPRT with ``method="msprt"``.
 - ``threshold=RATE``: one-sided SPRT of the success rate, H0 ``p ≤ threshold`` against
   H1 ``p ≥ threshold + mde``.
 
@@ -19,16 +23,13 @@ never run stay missing: ``assay run --resume RUN_ID`` completes the full design 
 from __future__ import annotations
 
 import asyncio
-import itertools
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any
 
 from ..core.spec import DecideSpec, RunSpec
 from ..errors import AssayError
-from ..runner.api import Progress, Run, resume_async, run_async
-from ..runner.executor import Executor, OnResult
-from ..runner.orchestrator import TrialJob
+from ..runner.api import Progress, Run, run_async
+from ..runner.executor import Executor
 from ..runner.plan import select_tasks
 from ..runner.ray_executor import make_executor
 from ..runner.resolve import make_spec
@@ -36,138 +37,19 @@ from ..stats import discordant_msprt
 from ..store.store import Store
 from ..suites.instantiate import instantiate
 from ..suites.loader import load_suite
-from .sequential import (
-    SequentialDesign,
-    SequentialState,
-    design_paired,
-    design_rate,
-    msprt_path,
-    paired_path,
-    rate_path,
-    theta_for,
-)
+from .adaptive_result import AdaptiveResult, verdict_paired, verdict_rate
+from .dispatch import Key, Monitor, RoundReport, SequentialDispatch, dispatch_order
+from .fixed import fixed_paired, fixed_rate
+from .monitors import PairedMonitor, RateMonitor
+from .planning import plan
+from .sequential import SequentialDesign, design_rate
 
-Method = Literal["sprt", "msprt"]
+__all__ = ["AdaptiveResult", "RoundReport", "run_until_decided", "run_until_decided_async"]
 
 
-@dataclass(frozen=True)
-class RoundReport:
-    """The state of the test after one round."""
-
-    round: int
-    trials: int
-    state: SequentialState
-
-
-@dataclass
-class AdaptiveResult:
-    """The stored run, the design, where the test stopped and what it means."""
-
-    run: Run
-    mode: Literal["paired", "rate"]
-    design: SequentialDesign | None
-    state: SequentialState
-    budget: int
-    verdict: str
-    line: str
-    baseline: str | None = None
-    always_valid_p: float | None = None
-    rounds: list[RoundReport] = field(default_factory=list)
-    method: Method = "sprt"
-
-    @property
-    def trials_run(self) -> int:
-        return len(self.run.results)
-
-    @property
-    def saved(self) -> float:
-        """Share of the budget not spent."""
-        return 1.0 - self.trials_run / self.budget if self.budget else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": "assay.adaptive/1",
-            "run_id": self.run.run_id,
-            "baseline": self.baseline,
-            "mode": self.mode,
-            "method": self.method,
-            "verdict": self.verdict,
-            "line": self.line,
-            "trials_run": self.trials_run,
-            "budget": self.budget,
-            "saved": self.saved,
-            "always_valid_p": self.always_valid_p,
-            "design": None if self.design is None else self.design.to_dict(),
-            "state": self.state.to_dict(),
-            "rounds": [{"round": r.round, "trials": r.trials, **r.state.to_dict()} for r in self.rounds],
-        }
-
-
-class _Round:
-    """Executor that runs only the next ``limit`` planned trials on ``inner``."""
-
-    def __init__(self, limit: int, inner: Executor):
-        self.limit = limit
-        self.inner = inner
-
-    async def execute(self, jobs: Iterable[TrialJob], on_result: OnResult) -> None:
-        await self.inner.execute(itertools.islice(jobs, self.limit), on_result)
-
-
-def _plan_order(task_ids: list[str], k: int) -> list[tuple[str, int]]:
-    return [(task, index) for index in range(k) for task in task_ids]
-
-
-def _prefix(
-    order: list[tuple[str, int]], rewards: dict[tuple[str, int], int | None]
-) -> list[tuple[str, int]]:
-    """Keys of the completed prefix of the plan (what the rounds so far executed)."""
-    keys = []
-    for key in order:
-        if key not in rewards:
-            break
-        keys.append(key)
-    return keys
-
-
-def _verdict_paired(state: SequentialState, mde: float, trials: int, budget: int) -> tuple[str, str]:
-    spent = f"{trials} of {budget} trials"
-    if state.decision == "reject_h0":
-        side = "better" if state.better == "b" else "worse"
-        won = state.successes if state.better == "b" else state.steps - state.successes
-        return side, (
-            f"the candidate is {side} than the baseline: it {'won' if side == 'better' else 'lost'} "
-            f"{won} of {state.steps} discordant pairs ({spent})"
-        )
-    if state.decision == "accept_h0":
-        why = (
-            f"they disagree on only {state.steps} of {state.observations} pairs"
-            if state.reason == "discordance"
-            else f"{state.successes} of {state.steps} discordant pairs won by the candidate"
-        )
-        return (
-            "no_difference",
-            f"no difference of {100 * mde:.0f} pts or more between the runs: {why} ({spent})",
-        )
-    return "undecided", f"the budget is spent ({spent}); neither boundary was reached"
-
-
-def _verdict_rate(state: SequentialState, p0: float, p1: float, trials: int, budget: int) -> tuple[str, str]:
-    spent = f"{trials} of {budget} trials"
-    rate = f"{state.successes}/{state.steps} trials passed"
-    if state.decision == "reject_h0":
-        return "above", f"the success rate is above {p0:.0%} ({rate}; {spent})"
-    if state.decision == "accept_h0":
-        return "below", f"the success rate is not above {p0:.0%}, it is short of {p1:.0%} ({rate}; {spent})"
-    return "undecided", f"the budget is spent ({rate}; {spent})"
-
-
-def _design(decide: DecideSpec, baseline: Run | None) -> SequentialDesign:
+def _rate_design(decide: DecideSpec) -> SequentialDesign:
+    assert decide.threshold is not None
     try:
-        if baseline is not None:
-            psi = decide.discordance if decide.discordance is not None else min(1.0, 3 * decide.mde)
-            return design_paired(theta_for(decide.mde, psi), decide.alpha, decide.power, mde=decide.mde)
-        assert decide.threshold is not None
         return design_rate(
             decide.threshold,
             decide.threshold + decide.mde,
@@ -179,7 +61,7 @@ def _design(decide: DecideSpec, baseline: Run | None) -> SequentialDesign:
         raise AssayError(f"cannot design the sequential test: {exc}") from None
 
 
-def paired_spec(spec: RunSpec, baseline: Run) -> tuple[RunSpec, int]:
+def paired_spec(spec: RunSpec, baseline: Run) -> tuple[RunSpec, list[str]]:
     """A paired candidate runs the baseline's suite, tasks, seed and user unless told
     otherwise, and at most the baseline's trials per task."""
     base = baseline.info
@@ -206,10 +88,10 @@ def paired_spec(spec: RunSpec, baseline: Run) -> tuple[RunSpec, int]:
         "tags": [],
         "task_ids": chosen,
     }
-    return spec.model_copy(update=update), len(chosen)
+    return spec.model_copy(update=update), chosen
 
 
-def rate_spec(spec: RunSpec, design: SequentialDesign, max_trials: int | None) -> tuple[RunSpec, int]:
+def rate_spec(spec: RunSpec, design: SequentialDesign, max_trials: int | None) -> tuple[RunSpec, list[str]]:
     """A rate test runs the spec's tasks with enough trials per task for the design."""
     loaded = load_suite(spec.suite)
     chosen = [
@@ -221,7 +103,7 @@ def rate_spec(spec: RunSpec, design: SequentialDesign, max_trials: int | None) -
     if not chosen:
         raise AssayError(f"no task of suite {loaded.name} matches the filters given")
     k = spec.trials or -(-(max_trials or design.max_steps) // len(chosen))
-    return spec.model_copy(update={"trials": k}), len(chosen)
+    return spec.model_copy(update={"trials": k}), chosen
 
 
 def adaptive_spec(suite: str | None, store: Store, **fields: Any) -> RunSpec:
@@ -245,15 +127,15 @@ async def run_until_decided_async(
     on_round: Callable[[RoundReport], None] | None = None,
     **fields: Any,
 ) -> AdaptiveResult:
-    """Run ``spec`` in rounds until its sequential test (``spec.decide``) decides or
+    """Run ``spec`` until its sequential test (``spec.decide``) decides or
     ``max_trials`` are spent. ``spec`` may also be a suite (or None with ``against``)
     with the spec's and the decide settings' fields as keyword arguments.
 
-    ``decide.against`` (a baseline run id: paired test of a difference of ``mde`` at
-    discordance ``discordance``, default ``3·mde``) or ``decide.threshold`` (rate test of
-    ``threshold`` vs ``threshold + mde``). ``alpha`` and ``power`` are exact for the
-    calibrated design; ``method="msprt"`` (paired only) stops on the always-valid
-    mixture SPRT instead. The result holds a normal stored :class:`Run`.
+    ``decide.against`` (a baseline run id: paired test of a difference of ``mde``) or
+    ``decide.threshold`` (rate test of ``threshold`` vs ``threshold + mde``), at
+    ``alpha`` and ``power``; ``round_size`` (default: the concurrency, at most 5% of the
+    fixed design's trials) bounds the trials run past the decision. The result holds a
+    normal stored :class:`Run` and what the decision cost against the fixed design.
     """
     if not isinstance(spec, RunSpec):
         st = store if isinstance(store, Store) else Store(store if store is not None else fields.get("store"))
@@ -264,100 +146,128 @@ async def run_until_decided_async(
     if decide is None:
         raise AssayError("an adaptive run needs the decide settings (--against RUN_ID or --threshold RATE)")
     baseline = Run.load(decide.against, st) if decide.against is not None else None
-    design = _design(decide, baseline)
-    spec, n_tasks = (
-        paired_spec(spec, baseline) if baseline is not None else rate_spec(spec, design, decide.max_trials)
-    )
-    size = decide.round_size or n_tasks
-    state, rounds, pairs, run = await _rounds(spec, size, st, design, baseline, executor, progress, on_round)
-    result = _result(run, design, state, _budget(spec, run), rounds, baseline, decide.mde, pairs)
-    if decide.method == "msprt":
-        result.design, result.method = None, "msprt"
-    return result
-
-
-def _budget(spec: RunSpec, run: Run) -> int:
-    planned = run.info.planned_trials
-    return min(spec.decide.max_trials or planned, planned) if spec.decide else planned
-
-
-async def _rounds(
-    spec: RunSpec,
-    size: int,
-    st: Store,
-    design: SequentialDesign,
-    baseline: Run | None,
-    executor: Executor | None,
-    progress: Progress | None,
-    on_round: Callable[[RoundReport], None] | None,
-) -> tuple[SequentialState, list[RoundReport], list[tuple[str, int]], Run]:
-    """Run round after round, updating the test after each, until it decides."""
-    assert spec.decide is not None
-    decide = spec.decide
+    monitor: Monitor
+    if baseline is not None:
+        spec, chosen = paired_spec(spec, baseline)
+        base = {r.key: r.reward for r in baseline.results if r.reward is not None}
+        order = dispatch_order(chosen, spec.trials or 1, spec.seed or 0, keep=lambda key: key in base)
+        monitor = _paired_monitor(decide, [base[key] for key in order])
+    else:
+        design = _rate_design(decide)
+        spec, chosen = rate_spec(spec, design, decide.max_trials)
+        order = dispatch_order(chosen, spec.trials or 1, spec.seed or 0)
+        monitor = RateMonitor(design)
+    budget = min(decide.max_trials or len(order), len(order))
     inner = executor or make_executor(spec.executor, spec.concurrency, spec.ray_address)
-    base = {} if baseline is None else {r.key: r.reward for r in baseline.results}
-    rounds: list[RoundReport] = []
-    pairs: list[tuple[str, int]] = []
-    run: Run | None = None
-    done, budget = 0, 0
+    window = decide.round_size or default_round(spec.concurrency, _planned_fixed_n(decide, baseline))
+    dispatch = SequentialDispatch(inner, order, monitor, window=window, budget=budget, on_round=on_round)
+    shown = None if progress is None else (lambda r, done, total: progress(r, done, budget))
     try:
-        while True:
-            if run is None:
-                run = await run_async(spec, store=st, executor=_Round(size, inner), progress=progress)
-                budget = _budget(spec, run)
-                order = _plan_order(run.info.task_ids, run.info.trials_per_task)
-            else:
-                round_exec = _Round(min(size, budget - done), inner)
-                await resume_async(run.run_id, store=st, executor=round_exec, progress=progress)
-            rewards = {r.key: r.reward for r in st.load_results(run.run_id)}
-            done = len(rewards)
-            keys = _prefix(order, rewards)
-            if baseline is not None:
-                pairs = [key for key in keys if rewards[key] is not None and base.get(key) is not None]
-                xa, xb = [base[p] or 0 for p in pairs], [rewards[p] or 0 for p in pairs]
-                method = decide.method
-                state = (
-                    paired_path(xa, xb, design)
-                    if method == "sprt"
-                    else msprt_path(xa, xb, decide.alpha, decide.mde)
-                )
-            else:
-                state = rate_path([rewards[key] or 0 for key in keys if rewards[key] is not None], design)
-            report = RoundReport(len(rounds) + 1, done, state)
-            rounds.append(report)
-            if on_round is not None:
-                on_round(report)
-            if state.decision != "continue" or done >= budget:
-                return state, rounds, pairs, Run.load(run.run_id, st)
+        run = await run_async(spec, store=st, executor=dispatch, progress=shown)
     finally:
         if executor is None:
             getattr(inner, "close", lambda: None)()
+    return _result(run, decide, dispatch, monitor, order, baseline, budget, window)
+
+
+def default_round(concurrency: int, fixed_n: int | None) -> int:
+    """Trials per round by default: the concurrency, but at most 5% of the trials the
+    fixed design would run (a round is what may be run past the decision)."""
+    if fixed_n is None:
+        return concurrency
+    return max(1, min(concurrency, round(fixed_n / 20)))
+
+
+def _planned_fixed_n(decide: DecideSpec, baseline: Run | None) -> int | None:
+    """The fixed design's trials as known before the run: for a rate test exactly; for
+    a paired one as ``assay plan --paired`` says without a discordance (it assumes
+    independent outcomes, so it errs on the large side)."""
+    if baseline is None:
+        assert decide.threshold is not None
+        return fixed_rate(decide.threshold, decide.threshold + decide.mde, decide.alpha, decide.power).n
+    counted = [r.reward for r in baseline.results if r.reward is not None]
+    if not counted:
+        return None
+    rate = min(sum(counted) / len(counted), 1 - decide.mde)
+    try:
+        return plan(rate, decide.mde, alpha=decide.alpha, power=decide.power, paired=True).tasks_needed
+    except AssayError:
+        return None
+
+
+def _paired_monitor(decide: DecideSpec, baseline: list[int]) -> PairedMonitor:
+    try:
+        return PairedMonitor(
+            baseline,
+            mde=decide.mde,
+            alpha=decide.alpha,
+            power=decide.power,
+            method=decide.method,
+            discordance=decide.discordance,
+        )
+    except ValueError as exc:
+        raise AssayError(f"cannot design the sequential test: {exc}") from None
 
 
 def _result(
     run: Run,
-    design: SequentialDesign,
-    state: SequentialState,
-    budget: int,
-    rounds: list[RoundReport],
+    decide: DecideSpec,
+    dispatch: SequentialDispatch,
+    monitor: Monitor,
+    order: list[Key],
     baseline: Run | None,
-    mde: float,
-    pairs: list[tuple[str, int]],
+    budget: int,
+    window: int,
 ) -> AdaptiveResult:
-    trials = len(run.results)
-    if baseline is None:
-        verdict, line = _verdict_rate(state, design.p0, design.p1, trials, budget)
-        return AdaptiveResult(run, "rate", design, state, budget, verdict, line, rounds=rounds)
-    verdict, line = _verdict_paired(state, mde, trials, budget)
+    assert dispatch.reading is not None
+    state, needed = dispatch.reading.state, dispatch.reading.needed
+    run_n = len(run.results)
+    result = AdaptiveResult(
+        run=run,
+        mode="rate" if baseline is None else "paired",
+        method=decide.method,
+        state=state,
+        trials_run=run_n,
+        trials_needed=needed if needed is not None else run_n,
+        budget=budget,
+        round_size=window,
+        rounds=dispatch.rounds,
+        mde=decide.mde,
+    )
+    if isinstance(monitor, RateMonitor):
+        result.design = monitor.design
+        result.fixed = fixed_rate(monitor.design.p0, monitor.design.p1, decide.alpha, decide.power)
+        result.verdict, result.line = verdict_rate(state, monitor.design.p0, monitor.design.p1, result.spent)
+        return result
+    assert isinstance(monitor, PairedMonitor) and baseline is not None
+    result.baseline = baseline.run_id
+    result.design = monitor.design
+    result.discordance_given = decide.discordance is not None
+    result.discordance_design = decide.discordance if result.discordance_given else monitor.discordance
     rewards = {r.key: r.reward for r in run.results}
     base = {r.key: r.reward for r in baseline.results}
-    used = pairs[: state.observations]
-    p = (
+    read = order[: result.trials_needed]  # what the test read: the same whatever was in flight
+    pairs = [(base[key], rewards[key]) for key in read if rewards.get(key) is not None]
+    discordant = sum(a != b for a, b in pairs)
+    result.pairs, result.discordant = len(pairs), discordant
+    counted = [r for r in base.values() if r is not None]
+    rate = sum(counted) / len(counted) if counted else 0.5
+    result.fixed = fixed_paired(rate, decide.mde, decide.alpha, decide.power, discordant, len(pairs))
+    result.verdict, result.line = verdict_paired(state, decide.mde, result.spent)
+    result.fallback = monitor.fallback
+    if result.fallback is not None:
+        result.line += (
+            f"; {result.fallback}, so the always-valid mixture SPRT took over with the alpha left "
+            "(it can show a difference, not its absence)"
+        )
+    used = [key for key in order if rewards.get(key) is not None]
+    used = used[: state.observations] if state.decision != "continue" else used
+    result.always_valid_p = (
         discordant_msprt([rewards[k] or 0 for k in used], [base[k] or 0 for k in used]).p_value
         if used
         else 1.0
     )
-    return AdaptiveResult(run, "paired", design, state, budget, verdict, line, baseline.run_id, p, rounds)
+    return result
 
 
 def run_until_decided(spec: RunSpec | str | None, **options: Any) -> AdaptiveResult:

@@ -93,12 +93,52 @@ def _steps(p0: float, p1: float) -> tuple[float, float]:
     return math.log(p1 / p0), math.log((1 - p1) / (1 - p0))
 
 
-def _statistic(kind: Kind, win: float, loss: float, m: int) -> npt.NDArray[np.float64]:
-    s = np.arange(m + 1, dtype=np.float64)
-    up = s * win + (m - s) * loss
-    if kind == "rate":
-        return up
-    return np.maximum(up, (m - s) * win + s * loss)
+def _oc_many(
+    kind: Kind,
+    p0: float,
+    p1: float,
+    uppers: npt.ArrayLike,
+    lowers: npt.ArrayLike,
+    thetas: npt.ArrayLike,
+    max_steps: int,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """(P(reject H0), expected steps) of B SPRTs (boundaries ``uppers[i]``, ``lowers[i]``)
+    at each of T true success probabilities, as arrays (B, T): one dynamic programme over
+    (steps, successes) for all of them. Only the band of successes still alive in some
+    test is carried from one step to the next."""
+    win, loss = _steps(p0, p1)
+    upper = np.asarray(uppers, dtype=np.float64).reshape(-1, 1)
+    lower = np.asarray(lowers, dtype=np.float64).reshape(-1, 1)
+    th = np.asarray(thetas, dtype=np.float64).reshape(1, -1, 1)
+    shape = (upper.shape[0], th.shape[1])
+    mass = np.ones((*shape, 1))  # mass[..., j]: probability of s = low + j successes, still running
+    low = 0
+    reject = np.zeros(shape)
+    asn = np.zeros(shape)
+    for m in range(1, max_steps + 1):
+        n = mass.shape[-1]
+        nxt = np.empty((*shape, n + 1))
+        np.multiply(mass, 1 - th, out=nxt[..., :n])
+        nxt[..., n] = 0.0
+        nxt[..., 1:] += mass * th
+        s = np.arange(low, low + n + 1, dtype=np.float64)
+        up = s * win + (m - s) * loss
+        stat = up if kind == "rate" else np.maximum(up, (m - s) * win + s * loss)
+        rej = (stat >= upper)[:, None, :]
+        stopped = nxt * (rej | (stat <= lower)[:, None, :])
+        reject += (nxt * rej).sum(axis=-1)
+        asn += m * stopped.sum(axis=-1)
+        nxt -= stopped
+        alive = np.flatnonzero(nxt.any(axis=(0, 1)))
+        if alive.size == 0:
+            mass = nxt[..., :0]
+            break
+        mass = nxt[..., alive[0] : alive[-1] + 1]
+        low += int(alive[0])
+        if mass.sum() < 1e-12:
+            break
+    asn += max_steps * mass.sum(axis=-1)
+    return reject, asn
 
 
 def operating_characteristic(
@@ -106,26 +146,8 @@ def operating_characteristic(
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Exact (P(reject H0), expected steps) of the SPRT at each true success probability
     in ``thetas`` (for ``paired``: the share of discordant pairs the candidate wins)."""
-    th = np.asarray(thetas, dtype=np.float64).reshape(-1, 1)
-    win, loss = _steps(p0, p1)
-    mass = np.ones((th.shape[0], 1))
-    reject = np.zeros(th.shape[0])
-    asn = np.zeros(th.shape[0])
-    for m in range(1, max_steps + 1):
-        nxt = np.zeros((th.shape[0], m + 1))
-        nxt[:, :m] += mass * (1 - th)
-        nxt[:, 1:] += mass * th
-        stat = _statistic(kind, win, loss, m)
-        rej = stat >= upper
-        stop = rej | (stat <= lower)
-        reject += nxt[:, rej].sum(axis=1)
-        asn += m * nxt[:, stop].sum(axis=1)
-        nxt[:, stop] = 0.0
-        mass = nxt
-        if mass.sum() < 1e-12:
-            break
-    asn += max_steps * mass.sum(axis=1)
-    return reject, asn
+    reject, asn = _oc_many(kind, p0, p1, [upper], [lower], thetas, max_steps)
+    return reject[0], asn[0]
 
 
 def fixed_steps(kind: Kind, p0: float, p1: float, alpha: float, beta: float) -> int:
@@ -137,14 +159,17 @@ def fixed_steps(kind: Kind, p0: float, p1: float, alpha: float, beta: float) -> 
     return max(1, math.ceil(n - 1e-9))
 
 
-def _bisect(predicate: Any, lo: float, hi: float, tol: float = 2e-3) -> float:
-    """Smallest x in [lo, hi] with predicate(x) true, predicate monotone false → true."""
+def _first_true(predicate: Any, lo: float, hi: float, tol: float = 2e-3, width: int = 16) -> float:
+    """Smallest x in [lo, hi] (to ``tol``) with predicate true, predicate monotone
+    false → true and evaluated on ``width`` points at once; ``hi`` when none is."""
     while hi - lo > tol:
-        mid = (lo + hi) / 2
-        if predicate(mid):
-            hi = mid
-        else:
-            lo = mid
+        xs = np.linspace(lo, hi, width + 2)[1:-1]
+        ok = np.asarray(predicate(xs))
+        if not ok.any():
+            lo = float(xs[-1])
+            continue
+        i = int(np.argmax(ok))
+        hi, lo = float(xs[i]), (float(xs[i - 1]) if i else lo)
     return hi
 
 
@@ -161,11 +186,19 @@ def _calibrate(
     floor = math.log(beta) - 3.0
 
     def upper_for(lower: float) -> float:
-        return _bisect(lambda u: oc(u, lower)[0][0] <= alpha, 0.0, top)
+        def size_ok(uppers: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+            lowers = np.full(uppers.size, lower)
+            return _oc_many(kind, p0, p1, uppers, lowers, thetas, max_steps)[0][:, 0] <= alpha
+
+        return _first_true(size_ok, 0.0, top)
 
     def lower_for(upper: float) -> float:
         # the highest lower boundary (earliest acceptance) that keeps the power
-        return -_bisect(lambda neg: oc(upper, -neg)[0][1] >= 1 - beta, 1e-3, -floor)
+        def powered(negs: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+            uppers = np.full(negs.size, upper)
+            return _oc_many(kind, p0, p1, uppers, -negs, thetas, max_steps)[0][:, 1] >= 1 - beta
+
+        return -_first_true(powered, 1e-3, -floor)
 
     if oc(upper_for(floor), floor)[0][1] < 1 - beta:
         raise ValueError(
@@ -272,7 +305,7 @@ def rate_path(outcomes: npt.ArrayLike, design: SequentialDesign) -> SequentialSt
     return SequentialState(decision, stop, stop, int(x[:stop].sum()), value, None, reason)
 
 
-def _low_discordance(disagree: npt.NDArray[np.bool_], mde: float, alpha: float) -> int | None:
+def low_discordance(disagree: npt.NDArray[np.bool_], mde: float, alpha: float) -> int | None:
     """Index of the first pair at which an SPRT of ψ ≥ ``mde`` against ψ = ``mde``/4
     crosses ``log(1/α)`` (Ville: under ψ ≥ ``mde`` that happens with probability ≤ α)."""
     psi0, psi1 = mde, mde / 4
@@ -303,7 +336,7 @@ def paired_path(a: npt.ArrayLike, b: npt.ArrayLike, design: SequentialDesign) ->
     down = (m - wins) * win + wins * loss
     stat = np.maximum(up, down)
     hits = np.flatnonzero((stat >= design.upper) | (stat <= design.lower))
-    low = None if design.mde is None else _low_discordance(disagree, design.mde, design.alpha)
+    low = None if design.mde is None else low_discordance(disagree, design.mde, design.alpha)
     if hits.size and (low is None or int(where[hits[0]]) <= low):
         j = int(hits[0])
         rejected = bool(stat[j] >= design.upper)
@@ -346,7 +379,7 @@ def msprt_path(
     if xa.shape != xb.shape:
         raise ValueError(f"a and b must pair up: {xa.size} vs {xb.size} outcomes")
     test = discordant_msprt(xb, xa, alpha=alpha)
-    low = None if mde is None else _low_discordance(xa != xb, mde, alpha)
+    low = None if mde is None else low_discordance(xa != xb, mde, alpha)
     if test.stopped and (low is None or test.n - 1 <= low):
         n = test.n
         steps = int(np.count_nonzero(xa[:n] != xb[:n]))

@@ -37,8 +37,12 @@ class DecideSpec(_Strict):
     power: float = Field(0.8, gt=0, lt=1)
     method: Literal["sprt", "msprt"] = "sprt"
     discordance: float | None = Field(None, gt=0, le=1)
+    """Paired: design the SPRT for this share of disagreeing pairs (default: the share
+    the data show, with exact alpha spending)."""
     max_trials: int | None = Field(None, ge=1)
     round_size: int | None = Field(None, ge=1)
+    """Most trials run past the decision (default: the concurrency, at most 5% of the
+    fixed design's trials)."""
 
     @model_validator(mode="after")
     def _one_target(self) -> DecideSpec:

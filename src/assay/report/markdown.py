@@ -314,26 +314,61 @@ def plan_markdown(plan: Plan) -> str:
 
 
 def adaptive_markdown(result: AdaptiveResult) -> str:
-    """The outcome of an adaptive run: decision, trials used, design."""
+    """The outcome of an adaptive run: decision, trials run and needed, the saving
+    against the fixed design, the test."""
     d = result.design
     unit = "trials" if result.mode == "rate" else "discordant pairs"
     lines = [
-        f"## assay run-adaptive: run `{result.run.run_id}`",
+        f"## assay run --until-decided: run `{result.run.run_id}`",
         "",
         f"**{result.verdict.replace('_', ' ')}:** {result.line}",
         "",
-        f"- trials run: {result.trials_run} of a budget of {result.budget} ({result.saved:.0%} saved)",
+        f"- trials run: **{result.trials_run}**; the decision needed {result.trials_needed} "
+        f"(the other {result.trials_run - result.trials_needed} were in flight); budget {result.budget}, "
+        f"rounds of {result.round_size}",
     ]
+    fixed = result.fixed
+    if fixed is not None and fixed.n and result.saved is not None and result.saved_needed is not None:
+        lines.append(
+            f"- fixed design of the same alpha and power: {fixed.n} trials ({fixed.basis}); "
+            f"**{result.saved:.0%} saved** ({result.saved_needed:.0%} counting only the trials needed)"
+        )
+    elif fixed is not None and fixed.n:
+        lines.append(
+            f"- fixed design of the same alpha and power: {fixed.n} trials ({fixed.basis}); no decision yet"
+        )
+    elif fixed is not None:
+        lines.append(f"- fixed design: none to compare with ({fixed.basis})")
+    if result.mode == "paired" and result.pairs:
+        observed = (result.discordant or 0) / result.pairs
+        text = (
+            f"- discordance: the runs disagreed on {result.discordant} of the {result.pairs} pairs read "
+            f"({observed:.1%})"
+        )
+        if result.discordance_design is not None:
+            how = (
+                "--discordance"
+                if result.discordance_given
+                else "the discordance seen so far, alpha spent exactly"
+            )
+            text += f"; the SPRT was designed for {result.discordance_design:.2f} ({how})"
+        lines.append(text)
     if d is not None:
         lines.append(
             f"- design: calibrated SPRT, exact alpha {d.exact_alpha:.3f}, power {d.exact_power:.3f}; "
             f"expected {d.asn_h0:.0f} {unit} under H0 and {d.asn_h1:.0f} under H1 vs {d.fixed_steps} "
             "for a fixed design"
         )
-    else:
+    elif result.method == "msprt":
         lines.append("- design: always-valid mixture SPRT on discordant pairs (valid under any peeking)")
     if result.always_valid_p is not None:
         lines.append(f"- always-valid p (mixture SPRT on discordant pairs): {result.always_valid_p:.3g}")
-    for r in result.rounds:
-        lines.append(f"- round {r.round}: {r.trials} trials, {r.state.steps} {unit}, {r.state.decision}")
+    shown = result.rounds if len(result.rounds) <= 6 else [*result.rounds[:2], None, *result.rounds[-3:]]
+    for r in shown:
+        if r is None:
+            lines.append(f"- ... ({len(result.rounds) - 5} rounds)")
+        else:
+            lines.append(
+                f"- round {r.round}: {r.trials} trials read, {r.state.steps} {unit}, {r.state.decision}"
+            )
     return "\n".join(lines) + "\n"

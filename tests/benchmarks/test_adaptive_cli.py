@@ -1,0 +1,83 @@
+"""benchmarks/adaptive_cli.py at a tiny size: it runs end to end through the CLI, in
+process and by subprocess, and its figures are computed from what the runs report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture
+def bench(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import adaptive_cli
+
+    return adaptive_cli
+
+
+def test_tiny_benchmark_through_the_cli(bench, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "figures.json"
+    argv = ["--runs", "1", "--tasks", "20", "--paired-mde", "0.15", "--correlated-discordance", "0.2"]
+    argv += [
+        "--rate-mde",
+        "0.15",
+        "--pairs",
+        "200",
+        "--pairs-correlated",
+        "200",
+        "--check-subprocess",
+        "1",
+        "--json",
+        str(out),
+    ]
+    assert bench.main(argv) == 0
+    doc = json.loads(out.read_text())
+    assert doc["same_as_subprocess"] is True
+    rows = {r["scenario"]: r for r in doc["rows"]}
+    assert set(rows) == {
+        f"20/{agents}/{design}/{truth}"
+        for agents in ("independent", "correlated")
+        for design in ("paired", "rate")
+        for truth in ("H0", "+MDE")
+    }
+    for row in rows.values():
+        assert row["runs"] == 1 and row["trials_needed"] <= row["trials_run"]
+        assert row["past_decision_max"] < row["round_size"]
+        assert row["saved"] == pytest.approx(1 - row["trials_run"] / row["fixed_n"])
+    assert rows["20/independent/rate/H0"]["fixed_n"] == 30  # exact binomial, 0.80 vs 0.95
+    assert {v["suite/agents"] for v in doc["acceptance"]} == {"20/independent", "20/correlated"}
+    printed = capsys.readouterr().out
+    assert "identical decisions" in printed and "average saved over the 4 design points" in printed
+
+
+def test_the_agents_have_the_rates_and_discordance_they_claim(bench) -> None:  # type: ignore[no-untyped-def]
+    """The Bernoulli agent, played directly, against the quadrature the benchmark uses."""
+    import random
+
+    from bernoulli_agent import BernoulliAgent, cells
+
+    from assay.agents import AgentContext
+
+    def agent(p: float, icc: float, coupling: float, stream: str, seed: int) -> BernoulliAgent:
+        ctx = AgentContext(
+            seed, "none", "", None, "UTC", params={"p": p, "icc": icc, "coupling": coupling, "stream": stream}
+        )  # type: ignore[arg-type]
+        return BernoulliAgent(ctx)
+
+    rng = random.Random(0)
+    tasks, n = 50, 20000
+    a_pass = b_pass = p10 = p01 = 0
+    for _ in range(n):
+        seed, task = rng.getrandbits(62), rng.randrange(tasks)
+        opening = f"Task {task} of {tasks}: say hello."
+        a = agent(0.8, 0.5, 1.0, "baseline", seed).passes(opening)
+        b = agent(0.85, 0.5, 0.5, "candidate", seed).passes(opening)
+        a_pass, b_pass, p10, p01 = a_pass + a, b_pass + b, p10 + (a and not b), p01 + (b and not a)
+    expected = cells(0.8, 0.85, 0.5, 0.5, tasks)
+    se = (0.25 / n) ** 0.5
+    assert abs(a_pass / n - 0.8) < 4 * se and abs(b_pass / n - 0.85) < 4 * se
+    assert abs(p10 / n - expected["p10"]) < 4 * se and abs(p01 / n - expected["p01"]) < 4 * se
