@@ -21,8 +21,8 @@ at random (seeded); ``server.down = True`` answers every request with 503. Kinds
 (with ``Retry-After``), any other status code (``500``, ``503``, ``400``, ...), ``slow``
 (sleeps ``slow_s`` before answering, for client timeouts) and ``drop`` (closes the
 connection without an answer). Counters: ``request_count`` (every HTTP request, faulted or
-not), ``served``, ``faults``, ``requests`` (path + JSON of each) and ``headers``
-(lower-cased, of each).
+not), ``served``, ``faults``, ``requests`` (path + JSON of each), ``bodies`` (the raw
+bytes of each body, as the client sent them) and ``headers`` (lower-cased, of each).
 
 Model behaviour (for ``assay probe``): ``latency=LatencyProfile(ttft_s, jitter_s, seed)`` adds a
 seeded time to first token, drawn uniformly in ``ttft_s ± jitter_s``, to every answer;
@@ -164,10 +164,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
         elif path.endswith("/messages"):
             api = "anthropic"
         else:
-            owner._count(path, body, None, dict(self.headers.items()))
+            owner._count(path, body, None, dict(self.headers.items()), raw)
             self._json(404, {"error": {"message": f"no route {self.path}"}})
             return
-        fault = owner._count(path, body, api, dict(self.headers.items()))
+        fault = owner._count(path, body, api, dict(self.headers.items()), raw)
         try:
             if fault is not None and self._fault(fault, api):
                 return
@@ -485,6 +485,8 @@ class FakeLLMServer:
         self.served = 0
         self.faults: list[str] = []
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.bodies: list[bytes] = []
+        """The raw bytes of each request body, as the client sent them."""
         self.headers: list[dict[str, str]] = []
         self.errors: list[str] = []
         self._httpd = _Server((host, port), _RequestHandler)
@@ -545,6 +547,7 @@ class FakeLLMServer:
             self.served = 0
             self.faults.clear()
             self.requests.clear()
+            self.bodies.clear()
             self.headers.clear()
             self.admitted_at.clear()
             self.rate_limited = 0
@@ -552,11 +555,12 @@ class FakeLLMServer:
 
     # called by the request handler
     def _count(
-        self, path: str, body: dict[str, Any], api: str | None, headers: dict[str, str]
+        self, path: str, body: dict[str, Any], api: str | None, headers: dict[str, str], raw: bytes = b""
     ) -> Fault | None:
         with self._lock:
             self.request_count += 1
             self.requests.append((path, body))
+            self.bodies.append(raw)
             self.headers.append({k.lower(): v for k, v in headers.items()})
             if api is None:
                 return None

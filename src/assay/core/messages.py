@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 Role = Literal["system", "user", "assistant", "tool"]
+Modality = Literal["text", "image", "audio"]
+
+#: Media types a :class:`Media` part may have, and the modality of each.
+MEDIA_TYPES: dict[str, Modality] = {
+    "image/png": "image",
+    "image/jpeg": "image",
+    "image/gif": "image",
+    "image/webp": "image",
+    "audio/wav": "audio",
+    "audio/mpeg": "audio",
+}
 
 
 Requestor = Literal["agent", "user"]
@@ -19,6 +35,43 @@ class ToolCall:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     requestor: Requestor = "agent"
+
+
+@dataclass(frozen=True, slots=True)
+class Media:
+    """A binary part of a message: an image or an audio clip, as bytes.
+
+    ``media_type`` is one of :data:`MEDIA_TYPES`; ``name`` says where it came from (a
+    file name), for the reader. Providers send it in their native format; request hashes,
+    cassettes and the cache know it by :attr:`sha256`, never by its bytes."""
+
+    media_type: str
+    data: bytes
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.media_type not in MEDIA_TYPES:
+            known = ", ".join(MEDIA_TYPES)
+            raise ValueError(f"media type {self.media_type!r} is not one of {known}")
+
+    @property
+    def kind(self) -> Modality:
+        """``image`` or ``audio``."""
+        return MEDIA_TYPES[self.media_type]
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        return f"data:{self.media_type};base64,{self.base64()}"
+
+    def __repr__(self) -> str:
+        size = len(self.data)
+        return f"Media({self.media_type!r}, {size} bytes, sha256={self.sha256[:12]}, name={self.name!r})"
 
 
 @dataclass(slots=True)
@@ -36,6 +89,11 @@ class Message:
     error: bool = False
     images: list[str] = field(default_factory=list)
     """Image parts (URLs or ``data:`` URIs) that accompany ``content``."""
+    media: Annotated[list[Media], Field(exclude=True), SkipJsonSchema()] = field(default_factory=list)
+    """Binary parts (images, audio) that accompany ``content``, in order, after ``images``.
+    User messages only: providers refuse them elsewhere. Not stored with transcripts
+    (stored transcripts and run records are as before); request hashes, cassettes and
+    the cache know each part by its SHA-256."""
 
     @property
     def text(self) -> str:

@@ -34,6 +34,7 @@ from ..core.transcript import Transcript
 from ..llm.errors import ModelUnavailable
 from ..llm.spec import ChatModel, shared_model
 from ..llm.types import GenerateConfig
+from .attachments import Attach, attach_problems, for_rubric, modalities_of
 from .base import Grader, Params, PathKey
 from .files import GraderFileError
 from .judge_prompt import (
@@ -179,6 +180,9 @@ class JudgeParams(Params):
     temperature: float = Field(0.0, ge=0)
     max_tokens: int | None = Field(1024, ge=1)
     seed: int | None = None
+    attach: list[Attach] = Field(
+        default_factory=list, description="images and audio the judge sees (docs/judges.md#images-and-audio)"
+    )
 
 
 def label_dimensions(grade: GradeResult) -> list[tuple[str, list[str]]]:
@@ -219,10 +223,10 @@ class JudgeGrader(Grader[JudgeParams]):
     def check(cls, params: JudgeParams, domain: Any, task: Task) -> list[tuple[PathKey, str]]:
         """Problems of the rubric a spec names (for ``assay validate``)."""
         try:
-            load_rubric(params.rubric, task)
+            rubric = load_rubric(params.rubric, task)
         except GraderFileError as exc:
             return [(("rubric",), str(p)) for p in exc.problems]
-        return []
+        return attach_problems(params.attach, rubric, task)
 
     def rubric_for(self, task: Task) -> Rubric:
         return load_rubric(self.params.rubric, task)
@@ -232,7 +236,9 @@ class JudgeGrader(Grader[JudgeParams]):
         p: JudgeParams = self.params
         answer = answer_of(transcript, p.target)
         if not answer.strip():
-            return "the agent produced no output to judge"
+            if not p.attach:
+                return "the agent produced no output to judge"
+            answer = "(no text: judge the attachments)"
         reference = p.reference if p.reference is not None else task.reference.answer
         if p.mode == "reference" and reference is None:
             return "reference mode, but the task has no reference answer"
@@ -266,11 +272,32 @@ class JudgeGrader(Grader[JudgeParams]):
         if isinstance(item, str):
             return self.skip(item)
         p: JudgeParams = self.params
+        models = self.models()
+        unable: list[str] = []
+        if p.attach:
+            got = await for_rubric(p.attach, rubric, task, transcript, outcome)
+            if got.problem is not None:
+                if got.fault == "harness":
+                    return self.skip(f"attachments: {got.problem}")
+                reason = f"attachments: {got.problem}"
+                return self.result(False, reason, score=0.0, category="missing_attachment")
+            item.attachments = got.media
+            needed = {m.kind for m in item.attachments}
+            unable = [s for s, m in models if not needed <= modalities_of(m)]
+            models = [(s, m) for s, m in models if needed <= modalities_of(m)]
+            if not models:
+                return self.skip(f"no judge takes {' and '.join(sorted(needed))} input: {', '.join(unable)}")
         config = GenerateConfig(temperature=p.temperature, max_tokens=p.max_tokens, seed=p.seed)
         messages = build_messages(rubric, item)
-        calls = await asyncio.gather(*(ask_judge(m, s, rubric, messages, config) for s, m in self.models()))
+        calls = await asyncio.gather(*(ask_judge(m, s, rubric, messages, config) for s, m in models))
         panel = combine(rubric, list(calls), p.aggregate, p.disagreement)
-        return self.to_result(rubric, panel, reference=item.reference is not None)
+        result = self.to_result(rubric, panel, reference=item.reference is not None)
+        if item.attachments:
+            result.metrics["attachments"] = float(len(item.attachments))
+            result.metrics["attachment_bytes"] = float(sum(len(m.data) for m in item.attachments))
+        if unable:
+            result.metrics["judges_left_out"] = float(len(unable))
+        return result
 
     def to_result(self, rubric: Rubric, panel: PanelResult, reference: bool) -> GradeResult:
         """The grade of a panel result, with the judge's provenance in version and metrics."""

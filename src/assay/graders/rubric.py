@@ -25,6 +25,7 @@ from ..errors import Problem
 from .files import GraderFileError, parse_located, resolve_file
 
 WeightClass = Literal["essential", "important", "optional", "pitfall", "veto"]
+LooksAt = Literal["text", "image", "audio"]
 #: Default weight of each levelled weight class in the weighted mean.
 WEIGHTS = {"essential": 3.0, "important": 2.0, "optional": 1.0}
 BINARY = ("pitfall", "veto")
@@ -74,6 +75,10 @@ def _anchors(raw: Any, binary: bool) -> list[dict[str, Any]]:
     return out
 
 
+def _text_only() -> list[LooksAt]:
+    return ["text"]
+
+
 class Dimension(_Strict):
     """One thing the judge checks, independently of the others."""
 
@@ -85,6 +90,16 @@ class Dimension(_Strict):
     penalty: float = Field(0.2, ge=0, le=1, description="pitfall: subtracted from the score when failed")
     examples: list[Example] = Field(default_factory=list)
     edge_cases: list[str] = Field(default_factory=list)
+    looks_at: list[LooksAt] = Field(
+        default_factory=_text_only,
+        min_length=1,
+        description="what the dimension is judged from: text (the answer and evidence), image, audio",
+    )
+
+    @field_validator("looks_at", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
 
     @model_validator(mode="before")
     @classmethod
@@ -164,7 +179,16 @@ class Rubric(_Strict):
 
     @property
     def hash(self) -> str:
-        return stable_hash(self.model_dump(mode="json", by_alias=False))
+        data = self.model_dump(mode="json", by_alias=False)
+        for d in data["dimensions"]:  # the default leaves the hash of text-only rubrics as it was
+            if d["looks_at"] == ["text"]:
+                del d["looks_at"]
+        return stable_hash(data)
+
+    @property
+    def media_kinds(self) -> set[str]:
+        """The non-text modalities some dimension looks at (``image``, ``audio``)."""
+        return {m for d in self.dimensions for m in d.looks_at if m != "text"}
 
     def dimension(self, name: str) -> Dimension:
         return next(d for d in self.dimensions if d.name == name)
@@ -221,6 +245,8 @@ class Rubric(_Strict):
             lines.append(f"\n{i}. {d.name} ({kind.get(d.weight, d.weight)})")
             if d.description:
                 lines.append(f"   {d.description.strip()}")
+            if d.looks_at != ["text"]:
+                lines.append("   judge it from: " + ", ".join(_LOOKS[m] for m in d.looks_at))
             for a in sorted(d.levels, key=lambda a: (isinstance(a.value, str), a.value), reverse=True):
                 label = f" {a.label}" if a.label and a.label != a.value else ""
                 lines.append(f"   {a.value}{label}: {a.description.strip()}")
@@ -233,6 +259,9 @@ class Rubric(_Strict):
             lines.append("\nEdge cases:")
             lines.extend(f"- {c.strip()}" for c in self.edge_cases)
         return "\n".join(lines)
+
+
+_LOOKS = {"text": "the text", "image": "the attached image(s)", "audio": "the attached audio"}
 
 
 @dataclass

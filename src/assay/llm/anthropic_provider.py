@@ -7,9 +7,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from assay.core.messages import Message, ToolSpec
+from assay.core.messages import Media, Message, ToolSpec
 from assay.errors import SpecError
 
+from .errors import UnsupportedInput
+from .media import check_media_roles
 from .provider import PerLoopClients, as_dict, split_known, stream_observer
 from .types import GenerateConfig, RawResult, Usage, build_tool_calls
 
@@ -26,6 +28,8 @@ FINISH_REASONS = {
     "refusal": "content_filter",
 }
 _TOOL_CHOICE = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
+#: Image types the Messages API takes; it takes no audio.
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 
 
 def _image_block(url: str) -> dict[str, Any]:
@@ -35,12 +39,28 @@ def _image_block(url: str) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "url", "url": url}}
 
 
+def anthropic_media_block(media: Media, model: str = "") -> dict[str, Any]:
+    """An ``image`` block with a ``base64`` source; :class:`UnsupportedInput` for audio
+    (the Messages API has no audio input)."""
+    if media.kind != "image" or media.media_type not in IMAGE_TYPES:
+        raise UnsupportedInput(
+            f"anthropic:{model}: the Messages API takes no {media.media_type} input "
+            f"({media.name or 'a ' + media.kind + ' part'}); it takes text and "
+            f"{', '.join(IMAGE_TYPES)} images",
+            model=f"anthropic:{model}",
+            modality=media.kind,
+        )
+    source = {"type": "base64", "media_type": media.media_type, "data": media.base64()}
+    return {"type": "image", "source": source}
+
+
 def to_anthropic_messages(
-    messages: Sequence[Message],
+    messages: Sequence[Message], model: str = ""
 ) -> tuple[str | None, list[dict[str, Any]]]:
     """assay messages → (system, messages). System messages are joined into ``system``;
     tool results become ``tool_result`` blocks of a user turn; consecutive turns of one
-    role are merged; an assistant message with neither text nor tool calls is dropped."""
+    role are merged; an assistant message with neither text nor tool calls is dropped.
+    Images of user messages become ``image`` blocks after the text."""
     system: list[str] = []
     out: list[dict[str, Any]] = []
 
@@ -72,8 +92,10 @@ def to_anthropic_messages(
             if blocks:
                 push("assistant", blocks)
         else:
-            blocks = [{"type": "text", "text": m.content}] if m.content or not m.images else []
+            media = m.images or m.media
+            blocks = [{"type": "text", "text": m.content}] if m.content or not media else []
             blocks += [_image_block(url) for url in m.images]
+            blocks += [anthropic_media_block(part, model) for part in m.media]
             push("user", blocks)
     return ("\n\n".join(system) if system else None), out
 
@@ -185,6 +207,8 @@ class AnthropicProvider:
     when the config has none. The API has no seed: it still keys the cache."""
 
     name = "anthropic"
+    #: What the wire format can carry: no audio.
+    modalities = frozenset({"text", "image"})
 
     def __init__(
         self,
@@ -228,7 +252,8 @@ class AnthropicProvider:
     def build_request(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], config: GenerateConfig
     ) -> dict[str, Any]:
-        system, msgs = to_anthropic_messages(messages)
+        check_media_roles(messages, self.name, self.model)
+        system, msgs = to_anthropic_messages(messages, self.model)
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": config.max_tokens or self.default_max_tokens,

@@ -29,6 +29,16 @@ class ModelRequestRejected(ModelUnavailable):
     ``status_code`` tells which; a 400 may be a context-length overflow."""
 
 
+class UnsupportedInput(ModelRequestRejected):
+    """The provider's wire format cannot carry a part of the request (audio for the
+    Anthropic Messages API, an image type it does not take, media on a non-user
+    message). Raised before anything is sent; ``modality`` names what was refused."""
+
+    def __init__(self, message: str, *, model: str = "", modality: str = ""):
+        super().__init__(message, model=model)
+        self.modality = modality
+
+
 class BudgetExceeded(Exception):
     """A trial spent more tokens or money than its limit (termination ``budget``)."""
 

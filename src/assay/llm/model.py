@@ -15,6 +15,7 @@ from .cache import ResponseCache
 from .cassette import Cassette, current_cassette
 from .errors import ModelRequestRejected, ModelUnavailable
 from .limits import Clock, Limiter, LimitSettings, shared_limiter
+from .media import keyed_request
 from .meter import CallRecord, CallSource, current_meter, current_role
 from .pricing import Pricing, PricingTable, default_pricing
 from .provider import Provider
@@ -23,7 +24,9 @@ from .types import Completion, GenerateConfig, RawResult
 
 
 def request_hash(provider: str, model: str, request: Any, config: GenerateConfig) -> str:
-    """Identity of a request, endpoint excluded (cassettes replay on another endpoint)."""
+    """Identity of a request, endpoint excluded (cassettes replay on another endpoint).
+    ``request`` is the keyed request (:func:`~assay.llm.media.keyed_request`): binary
+    parts count by their content hash."""
     return stable_hash(
         {"provider": provider, "model": model, "request": request, "sampling": config.sampling()},
         32,
@@ -81,6 +84,11 @@ class LLMModel:
     def spec(self) -> str:
         return f"{self.provider.name}:{self.provider.model}"
 
+    @property
+    def modalities(self) -> frozenset[str]:
+        """What the provider's wire format can carry: ``text``, ``image``, ``audio``."""
+        return frozenset(getattr(self.provider, "modalities", ("text",)))
+
     def __repr__(self) -> str:
         return f"LLMModel({self.spec!r}, endpoint={self.provider.endpoint!r})"
 
@@ -103,7 +111,8 @@ class LLMModel:
     ) -> Completion:
         config = config or GenerateConfig()
         request = self.provider.build_request(messages, tools or (), config)
-        rhash = request_hash(self.provider.name, self.provider.model, request, config)
+        keyed = keyed_request(request, messages)  # binary parts by content hash
+        rhash = request_hash(self.provider.name, self.provider.model, keyed, config)
         role = self.role or current_role()
         started = time.time()
         cassette = self.cassette or current_cassette()
@@ -125,7 +134,7 @@ class LLMModel:
             if self.cache is not None:
                 self.cache.put(key, completion)
         if cassette is not None:
-            cassette.record(rhash, completion, provider=self.provider.name, model=self.model, request=request)
+            cassette.record(rhash, completion, provider=self.provider.name, model=self.model, request=keyed)
         self._meter(role, completion, started, source, prompt)
         return completion
 

@@ -8,9 +8,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from assay.core.messages import Message, ToolSpec
+from assay.core.messages import Media, Message, ToolSpec
 from assay.errors import SpecError
 
+from .media import OPENAI_AUDIO_FORMATS, check_media_roles
 from .provider import PerLoopClients, as_dict, split_known, stream_observer
 from .types import GenerateConfig, RawResult, Usage, build_tool_calls
 
@@ -19,8 +20,20 @@ OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY = "not-needed"
 
 
+def openai_media_part(media: Media) -> dict[str, Any]:
+    """A content part of a user message: ``image_url`` with a ``data:`` URL for an image,
+    ``input_audio`` (base64 data and ``wav``/``mp3`` format) for audio."""
+    if media.kind == "image":
+        return {"type": "image_url", "image_url": {"url": media.data_url()}}
+    return {
+        "type": "input_audio",
+        "input_audio": {"data": media.base64(), "format": OPENAI_AUDIO_FORMATS[media.media_type]},
+    }
+
+
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """assay messages → chat-completions ``messages``. Images ride on user messages."""
+    """assay messages → chat-completions ``messages``. Images and audio ride on user
+    messages, as content parts after the text."""
     out: list[dict[str, Any]] = []
     for m in messages:
         if m.role == "tool":
@@ -41,11 +54,12 @@ def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                     }
                     for c in m.tool_calls
                 ]
-        elif m.role == "user" and m.images:
+        elif m.role == "user" and (m.images or m.media):
             parts: list[dict[str, Any]] = []
             if m.content:
                 parts.append({"type": "text", "text": m.content})
             parts += [{"type": "image_url", "image_url": {"url": url}} for url in m.images]
+            parts += [openai_media_part(media) for media in m.media]
             item["content"] = parts
         else:
             item["content"] = m.content
@@ -172,6 +186,8 @@ class OpenAIProvider:
     itself and as ``max_tokens`` elsewhere (override with ``max_tokens_field``)."""
 
     name = "openai"
+    #: What the wire format can carry (a given model may still refuse audio).
+    modalities = frozenset({"text", "image", "audio"})
 
     def __init__(
         self,
@@ -219,6 +235,7 @@ class OpenAIProvider:
     def build_request(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], config: GenerateConfig
     ) -> dict[str, Any]:
+        check_media_roles(messages, self.name, self.model)
         body: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(messages)}
         if tools:
             body["tools"] = [t.to_openai() for t in tools]

@@ -108,6 +108,6 @@ def test_no_sandbox_makes_harness_errors_not_agent_failures(
     for r in [*graded.results, *tools.results]:
         assert (r.reward, r.termination, r.root_cause) == (None, "harness_error", "HARNESS"), r
         assert "refuses to run untrusted code without a sandbox" in (r.outcome.error if r.outcome else "")
-    summary = graded.summary()
+    summary = graded.summary().to_dict()
     assert summary["excluded"]["trials"] == 2 and summary["excluded"]["by_root_cause"] == {"HARNESS": 2}
     assert summary["overall"]["success_rate"] is None  # nothing counted against the agent

@@ -250,6 +250,9 @@ class Sandbox:
             "OMP_NUM_THREADS": "1",
             "OPENBLAS_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1",
+            # the harness's own pytest plugins (assay's included: its venv is the Python the
+            # sandbox runs) stay out of the agent's test runs
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         }
         if helpers_on_path:
             environment["PYTHONPATH"] = self.helper_path(mode)
