@@ -9,23 +9,26 @@ from .runner import Outcome
 
 #: page -> (outcomes, seconds), filled by test_commands.py
 REPORT: dict[str, tuple[list[Outcome], float]] = {}
+STATUSES = ("run", "shared", "checked", "skipped")
+
+
+def row(page: str, *cells: object) -> str:
+    widths = (4, 4, 6, 7, 7, 7)
+    return f"{page:<24} " + " ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True))
 
 
 def summary_lines() -> list[str]:
     if not REPORT:
         return []
-    lines = [f"{'page':<24} {'cmds':>4} {'run':>4} {'shared':>6} {'checked':>7} {'skipped':>7} {'seconds':>7}"]
-    totals = [0, 0, 0, 0, 0, 0.0]
+    lines = [row("page", "cmds", *STATUSES, "seconds")]
+    totals: list[float] = [0] * 6
     skips: list[str] = []
     for page, (outcomes, seconds) in sorted(REPORT.items()):
-        counts = [sum(o.status == s for o in outcomes) for s in ("run", "shared", "checked", "skipped")]
-        lines.append(f"{page:<24} {len(outcomes):>4} {counts[0]:>4} {counts[1]:>6} {counts[2]:>7} {counts[3]:>7} {seconds:>7.1f}")
-        for i, n in enumerate([len(outcomes), *counts]):
-            totals[i] += n
-        totals[5] += seconds
+        counts = [len(outcomes), *(sum(o.status == s for o in outcomes) for s in STATUSES), seconds]
+        lines.append(row(page, *counts[:5], f"{seconds:.1f}"))
+        totals = [t + c for t, c in zip(totals, counts, strict=True)]
         skips += [f"  {o.where}: {o.source}  -- {o.detail}" for o in outcomes if o.status == "skipped"]
-    n, run, shared, checked, skipped, seconds = totals
-    lines.append(f"{'total':<24} {n:>4} {run:>4} {shared:>6} {checked:>7} {skipped:>7} {seconds:>7.1f}")
+    lines.append(row("total", *(int(t) for t in totals[:5]), f"{totals[5]:.1f}"))
     if skips:
         lines += ["skipped (docs-test skip markers):", *skips]
     return lines

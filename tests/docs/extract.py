@@ -57,7 +57,7 @@ def pages() -> list[Path]:
 
 
 def rel(path: Path) -> str:
-    return str(path.relative_to(ROOT))
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
 
 
 @dataclass

@@ -9,10 +9,9 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from assay.graders import judge_prompt, pairwise
 from tests.support.fake_llm_replies import Reply, to_messages
 from tests.support.scripted_brain import brain
-
-from assay.graders import judge_prompt, pairwise
 
 _DIMENSION = re.compile(r'^\s*"(?P<name>[^"]+)": \{"score": (?P<allowed>.+?) \| "unknown"', re.M)
 _RESPONSE = re.compile(r"<<<(UNTRUSTED-[0-9A-F]+) response (?P<n>[12])>>>\n(?P<text>.*?)\n<<<END \1>>>", re.S)

@@ -1,70 +1,73 @@
 """Runs a page's commands (see :mod:`tests.docs.extract`) the way a reader would, in a
-scratch folder of its own, and records what happened to each.
+folder of its own, and records what happened to each.
 
 **How each command is carried out**, by its program:
 
 - ``assay ...``: in this process through ``assay.cli.main()`` (as ``tests.support.cli``
-  does), in the page's folder, with the page's environment; ``assay view`` is started as a
-  process, checked to answer on 127.0.0.1 and stopped;
-- ``pip install``: not executed; what it installs must be this project (``.``, ``-e .``,
-  ``assay``) with extras that ``pyproject.toml`` declares;
-- ``export NAME=VALUE``: sets the variable for the page's later commands; ``cd DIR``
+  does), in the page's folder, with the page's environment; ``assay view`` is started as
+  a process, asked for ``/`` on 127.0.0.1 until it answers, and stopped;
+- ``python FILE.py``: in this process (``runpy``); ``pytest ARGS`` (the reader's own tests)
+  and the repository's ``scripts/...``: in processes of their own;
+- ``export NAME=VALUE`` sets the variable for the page's later commands; ``cd DIR``
   changes the page's folder;
-- ``python FILE.py``: in this process (``runpy``) with the page's environment;
-- the development loop (``pytest``, ``ruff``, ``mypy``, ``lint-imports``, ``.ci/run``,
-  ``python3 -m venv``, ``. VENV/bin/activate``): checked to be installed and declared, not
-  run (they are the test suite and CI themselves);
+- not run, checked: ``pip install`` must name this project with extras that
+  ``pyproject.toml`` declares; the development loop (``pytest`` alone, ``ruff``, ``mypy``,
+  ``lint-imports``, ``.ci/run``, ``python3 -m venv``, ``. VENV/bin/activate``) must be
+  installed and declared (they are the test suite and CI themselves);
 - any other program is an error of the page: give it a rule here or a skip marker.
 
-**The page's folder and environment.** Each page runs in a fresh folder holding a copy of
-the repository's ``examples/`` (the docs are written from a checkout), with its own store
-(``ASSAY_STORE=.assay/assay.db`` there) and response cache. Model endpoints are the
-loopback fake server: ``OPENAI_BASE_URL``/``ANTHROPIC_BASE_URL`` and keys are set, and
-loopback URLs in commands are rewritten: ``http://localhost:PORT/v1`` (or 127.0.0.1) to the
-fake model endpoint, other loopback URLs to a loopback OTLP collector; ``--port N`` of
-``assay view`` becomes a free port.
+**The page's folder and environment.** Each page runs in a fresh folder (with a copy of
+the repository's ``examples/`` when its commands name it: the docs are written from a
+checkout), with its own store (``ASSAY_STORE=.assay/assay.db`` there) and response cache.
+Model endpoints are the loopback fake server: ``OPENAI_BASE_URL``/``ANTHROPIC_BASE_URL``
+and keys are set, and loopback URLs in commands are rewritten: ``http://localhost:PORT/v1``
+(or 127.0.0.1) to the fake model endpoint, other loopback URLs to a loopback OTLP
+collector; ``--port N`` of ``assay view`` becomes a free port.
 
-**Placeholders** (whole words of ``assay`` commands): ``RUN_ID`` and ``RUN`` are the newest
-run of the page's store (the shared run ``careful`` if the page made none); ``RUN_A``,
-``RUN_B``, ``RUN_C`` are the shared runs ``careful``, ``flaky`` and ``hasty``. The shared
-runs are ``assay run retail --agent builtin:retail-NAME -k 1 --run-id NAME``, made once per
-session and imported into a page's store when it needs them. An unknown upper-case word is
-an error, so a new placeholder cannot go unnoticed.
+**Placeholders** (whole words of ``assay`` commands): ``RUN_ID`` and ``RUN`` are the run
+the page's commands made last (the shared run ``careful`` if none); ``RUN_A``, ``RUN_B``,
+``RUN_C`` are the shared runs ``careful``, ``flaky`` and ``hasty``; ``SUITE`` is
+``retail`` and ``SPEC`` ``builtin:retail-flaky``. The shared runs are ``assay run retail
+--agent builtin:retail-NAME -k 1 --run-id NAME``, made once per session and imported into
+a page's store when it needs them. Any other upper-case word that is not a variable of
+the page is an error, so a new placeholder cannot go unnoticed.
 
-**Shared runs of identical commands.** ``assay run retail`` with only built-in agents and
-plain options gives the same run on every page, so it runs once per session; a page that
-gives the identical command later gets that run imported into its store and the same
-output and exit status (reported as ``shared``).
+**Identical runs are shared.** ``assay run retail`` with built-in agents and plain options
+(:data:`PLAIN_RUN_OPTIONS`) gives the same run on every page, so it runs once per session;
+a later page giving the identical command gets that run imported into its store and the
+same output and exit status (reported as ``shared``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import io
 import os
 import re
-import runpy
 import shutil
-import socket
-import subprocess
 import sys
 import time
-import tomllib
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .execution import (
+    Result,
+    assay_in_process,
+    check_dev_tool,
+    check_pip,
+    environment,
+    free_port,
+    in_process_of_its_own,
+    python_in_process,
+    serve_and_ask,
+)
 from .extract import ROOT, Block, Command, DocsTestError, blocks, commands
 
 FIXTURE_RUNS = ("careful", "flaky", "hasty")
 RUN_PLACEHOLDERS = {"RUN_A": "careful", "RUN_B": "flaky", "RUN_C": "hasty"}
+WORD_PLACEHOLDERS = {"SUITE": "retail", "SPEC": "builtin:retail-flaky"}
 LATEST_PLACEHOLDERS = ("RUN_ID", "RUN")
-DEV_TOOLS = {"pytest": "pytest", "ruff": "ruff", "mypy": "mypy", "lint-imports": "import-linter"}
 LOOPBACK_URL = re.compile(r"https?://(?:localhost|127\.0\.0\.1):\d+(?P<path>/[^\s'\"]*)?")
-#: ``assay run`` options that make a run depend on nothing but its words (see "shared runs")
+#: ``assay run retail`` options after which a run depends on nothing but its words
 PLAIN_RUN_OPTIONS = {"--agent", "-a", "-k", "--trials", "--seed", "--executor", "--run-id", "--json"}
 
 
@@ -78,13 +81,6 @@ class Outcome:
 
 
 @dataclass
-class Result:
-    code: int
-    stdout: str
-    stderr: str
-
-
-@dataclass
 class Shared:
     """What the session shares between pages: endpoints, shared runs, identical runs."""
 
@@ -92,134 +88,27 @@ class Shared:
     openai_url: str
     anthropic_url: str
     otlp_url: str
-    tau2: Path | None
-    exports: dict[str, Path] = field(default_factory=dict)  # fixture or memo key -> run file
-    memo: dict[tuple[str, ...], tuple[Result, str, str]] = field(default_factory=dict)  # -> result, store, id
+    tau2: Path | None  # $ASSAY_TAU2_DATA (holding data/ and simulations/)
+    files: dict[str, Path] = field(default_factory=dict)  # run id -> its exported file
+    #: identical commands -> (their result, the store and id of the run they made)
+    memo: dict[tuple[str, ...], tuple[Result, str, str]] = field(default_factory=dict)
 
     def fixture_file(self, name: str) -> Path:
-        if name not in self.exports:
-            store = self.root / "fixtures.db"
-            res = assay_in_process(
-                ["run", "retail", "--agent", f"builtin:retail-{name}", "-k", "1", "--run-id", name],
-                {"ASSAY_STORE": str(store)},
-            )
+        if f"fixture:{name}" not in self.files:
+            store = str(self.root / "fixtures.db")
+            args = ["run", "retail", "--agent", f"builtin:retail-{name}", "-k", "1", "--run-id", name]
+            res = assay_in_process(args, {"ASSAY_STORE": store})
             if res.code != 0:
-                raise AssertionError(f"shared run {name} failed: {res.stderr}")
-            self.exports[name] = self.export(str(store), name)
-        return self.exports[name]
+                raise AssertionError(f"the shared run {name} failed: {res.stderr}")
+            self.files[f"fixture:{name}"] = self.export(store, name)
+        return self.files[f"fixture:{name}"]
 
     def export(self, store: str, run_id: str) -> Path:
-        path = self.root / f"{len(self.exports)}-{run_id}.jsonl.gz"
+        path = self.root / f"{len(self.files)}-{run_id}.jsonl.gz"
         res = assay_in_process(["export", run_id, "-o", str(path), "--store", store], {})
         if res.code != 0:
-            raise AssertionError(f"export of {run_id} failed: {res.stderr}")
+            raise AssertionError(f"exporting {run_id} failed: {res.stderr}")
         return path
-
-
-@contextlib.contextmanager
-def environment(
-    env: dict[str, str], cwd: Path | None = None, path: list[str] | None = None, purge: Path | None = None
-) -> Iterator[None]:
-    """``os.environ`` updated by ``env``, the working folder ``cwd`` and ``path`` first on
-    ``sys.path``, for the duration; modules imported from under ``purge`` are forgotten
-    afterwards (a page's ``my_agent.py`` is not another page's)."""
-    saved_env, saved_cwd, saved_path = dict(os.environ), os.getcwd(), list(sys.path)
-    saved_modules = set(sys.modules)
-    os.environ.update(env)
-    sys.path[:0] = path or []
-    if cwd is not None:
-        os.chdir(cwd)
-    try:
-        yield
-    finally:
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_env)
-        sys.path[:] = saved_path
-        if purge is not None:
-            for name in set(sys.modules) - saved_modules:
-                file = getattr(sys.modules[name], "__file__", None) or ""
-                if file.startswith(str(purge)):
-                    del sys.modules[name]
-
-
-def assay_in_process(args: list[str], env: dict[str, str], stdin: str = "") -> Result:
-    """``assay ARGS`` through ``main()`` in this process, as ``tests.support.cli`` does."""
-    from assay.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    argv, saved_stdin = sys.argv, sys.stdin
-    sys.argv, sys.stdin = ["assay", *args], io.StringIO(stdin)
-    code = 0
-    try:
-        with environment(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv, sys.stdin = argv, saved_stdin
-    return Result(code, out.getvalue(), err.getvalue())
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def declared_extras() -> set[str]:
-    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    return set(data["project"]["optional-dependencies"])
-
-
-def declared_test_deps() -> set[str]:
-    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    return {re.split(r"[<>=\[ ]", d)[0].lower() for d in data["project"]["optional-dependencies"]["test"]}
-
-
-def check_pip(argv: list[str]) -> str:
-    """``pip install`` of this project with declared extras (not executed)."""
-    if argv[1:2] != ["install"]:
-        raise AssertionError(f"only `pip install` is understood, not {' '.join(argv)}")
-    targets = [a for a in argv[2:] if not a.startswith("-")]
-    extras = declared_extras()
-    if not targets:
-        raise AssertionError("`pip install` names nothing to install")
-    for t in targets:
-        m = re.fullmatch(r"(?P<what>\.|assay)(?:\[(?P<extras>[^\]]*)\])?", t)
-        if m is None:
-            raise AssertionError(f"`pip install {t}`: not this project (., -e . or assay[...])")
-        named = [e.strip() for e in (m.group("extras") or "").split(",") if e.strip()]
-        missing = [e for e in named if e not in extras]
-        if missing:
-            raise AssertionError(f"`pip install {t}`: no extra {missing} in pyproject.toml ({sorted(extras)})")
-    return "extras declared in pyproject.toml"
-
-
-def check_dev_tool(cmd: Command, venvs: set[str]) -> str:
-    """A development-loop program: installed and declared, not run."""
-    prog = cmd.program
-    if prog in DEV_TOOLS:
-        found = shutil.which(prog) or (Path(sys.executable).parent / prog).exists()
-        if not found:
-            raise AssertionError(f"`{prog}` is not installed")
-        if DEV_TOOLS[prog] not in declared_test_deps():
-            raise AssertionError(f"`{prog}` ({DEV_TOOLS[prog]}) is not in the test extra of pyproject.toml")
-        return f"{prog} installed, in the test extra"
-    if prog == ".ci/run":
-        path = ROOT / ".ci" / "run"
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise AssertionError(".ci/run is not an executable file of the repository")
-        return "executable file of the repository"
-    if prog in ("python", "python3") and cmd.argv[1:3] == ["-m", "venv"]:
-        venvs.add(cmd.argv[3])
-        return "python -m venv available" if shutil.which(prog) else ""
-    if prog == "." and len(cmd.argv) == 2:
-        target = cmd.argv[1]
-        if not any(target == f"{v}/bin/activate" for v in venvs):
-            raise AssertionError(f"`. {target}`: not the activate script of a venv made before")
-        return "activates the venv made before"
-    raise DocsTestError(f"{cmd.where}: no rule to run `{prog}`: add one to tests/docs/runner.py or a skip marker")
 
 
 class PageRun:
@@ -227,9 +116,11 @@ class PageRun:
 
     def __init__(self, page: Path, folder: Path, shared: Shared, echo: bool = False) -> None:
         self.page, self.shared, self.echo = page, shared, echo
+        self.blocks = blocks(page)
         self.work = folder / "work"
         self.work.mkdir(parents=True)
-        shutil.copytree(ROOT / "examples", self.work / "examples")
+        if any("examples/" in c.source for b in self.blocks for c in commands(b)):
+            shutil.copytree(ROOT / "examples", self.work / "examples")
         self.cwd = self.work
         self.store = self.work / ".assay" / "assay.db"
         self.env = {
@@ -242,26 +133,47 @@ class PageRun:
             "COLUMNS": "120",
         }
         self.outcomes: list[Outcome] = []
+        self.made: list[str] = []  # runs the page's commands made, in order
         self.venvs: set[str] = set()
         self.stdin = ""
 
-    # -- markers ------------------------------------------------------------------------
+    # -- the page -------------------------------------------------------------------------
+    def run(self) -> list[Outcome]:
+        for block in self.blocks:  # files the reader wrote are there from the start
+            for m in block.markers:
+                if m.kind == "file":
+                    (self.work / m.arg).parent.mkdir(parents=True, exist_ok=True)
+                    (self.work / m.arg).write_text(block.text, encoding="utf-8")
+        for block in self.blocks:
+            self.prepare(block)
+            for cmd in commands(block):  # a command that fails stops the page (it raises)
+                reason = cmd.skip_reason()
+                if reason is not None:
+                    self.outcomes.append(Outcome(cmd.where, cmd.source, "skipped", reason))
+                    continue
+                started = time.perf_counter()
+                status, detail = self.execute(cmd)
+                self.outcomes.append(
+                    Outcome(cmd.where, cmd.source, status, detail, time.perf_counter() - started)
+                )
+                if self.echo:
+                    o = self.outcomes[-1]
+                    print(f"{o.seconds:6.1f}s {o.status:8} {o.where}: {o.source}  [{o.detail}]", flush=True)
+        return self.outcomes
+
     def prepare(self, block: Block) -> None:
+        """The block's markers: links, shared runs, variables and what the reader types."""
         self.stdin = ""
         for m in block.markers:
             name, _, value = m.arg.partition("=")
-            if m.kind == "file":
-                target = self.cwd / m.arg
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(block.text, encoding="utf-8")
-            elif m.kind == "link":
+            if m.kind == "link":
                 source = self.source_path(value, block)
                 link = self.cwd / name
                 link.parent.mkdir(parents=True, exist_ok=True)
                 if not link.exists():
                     link.symlink_to(source, target_is_directory=source.is_dir())
             elif m.kind == "run":
-                self.ensure_run(name, value or name)
+                self.ensure_run(name, value)
             elif m.kind == "env":
                 self.env[name] = value
             elif m.kind == "stdin":
@@ -270,7 +182,7 @@ class PageRun:
     def source_path(self, value: str, block: Block) -> Path:
         if value.startswith("$ASSAY_TAU2_DATA"):
             if self.shared.tau2 is None:
-                raise AssertionError(f"{block.where}: needs tau2 data: set ASSAY_TAU2_DATA (e.g. /work/shared/tau2)")
+                raise AssertionError(f"{block.where}: needs tau2-bench's data: set ASSAY_TAU2_DATA")
             source = self.shared.tau2 / value.removeprefix("$ASSAY_TAU2_DATA").lstrip("/")
         else:
             source = ROOT / value
@@ -287,33 +199,29 @@ class PageRun:
         with environment(self.env):
             return [r["run_id"] for r in Store(str(self.store)).list_runs()]
 
-    def latest_run(self) -> str:
-        from assay.store import Store
-
-        if not self.runs():
-            self.ensure_run("careful", "careful")
-        with environment(self.env):
-            return Store(str(self.store)).resolve("latest")
-
     def ensure_run(self, run_id: str, fixture: str) -> None:
+        """The shared run ``fixture`` is in the page's store as ``run_id``."""
         if fixture not in FIXTURE_RUNS:
             raise DocsTestError(f"{self.page.name}: no shared run {fixture!r} (one of {FIXTURE_RUNS})")
-        if run_id in self.runs():
-            return
-        file = self.shared.fixture_file(fixture)
-        res = assay_in_process(["import", "run", str(file), "--run-id", run_id], self.env)
+        if run_id not in self.runs():
+            self.import_run(self.shared.fixture_file(fixture), run_id)
+
+    def import_run(self, file: Path, run_id: str | None = None) -> None:
+        res = assay_in_process(
+            ["import", "run", str(file), *(["--run-id", run_id] if run_id else [])], self.env
+        )
         if res.code != 0:
-            raise AssertionError(f"importing the shared run {fixture} as {run_id} failed: {res.stderr}")
+            raise AssertionError(f"importing {file.name} failed: {res.stderr}")
 
     # -- words ----------------------------------------------------------------------------
     def expand(self, word: str, cmd: Command) -> str:
+        """``$VAR`` from the page's environment; loopback URLs to the session's stand-ins."""
+
         def var(m: re.Match[str]) -> str:
             name = m.group(1) or m.group(2)
             if name not in self.env and name not in os.environ:
                 raise DocsTestError(f"{cmd.where}: ${name} is not set (an env marker gives it)")
             return self.env.get(name, os.environ.get(name, ""))
-
-        word = re.sub(r"\$\{(\w+)\}|\$(\w+)", var, word)
 
         def url(m: re.Match[str]) -> str:
             path = (m.group("path") or "").rstrip("/")
@@ -323,44 +231,26 @@ class PageRun:
                 raise DocsTestError(f"{cmd.where}: no loopback stand-in for {m.group(0)}")
             return self.shared.otlp_url
 
-        return LOOPBACK_URL.sub(url, word)
+        return LOOPBACK_URL.sub(url, re.sub(r"\$\{(\w+)\}|\$(\w+)", var, word))
 
     def assay_args(self, cmd: Command) -> list[str]:
-        args = [self.expand(w, cmd) for w in cmd.argv[1:]]
         out = []
-        for a in args:
+        for a in (self.expand(w, cmd) for w in cmd.argv[1:]):
             if a in LATEST_PLACEHOLDERS:
-                a = self.latest_run()
+                if not self.made:
+                    self.ensure_run("careful", "careful")
+                a = self.made[-1] if self.made else "careful"
+            elif a in WORD_PLACEHOLDERS:
+                a = WORD_PLACEHOLDERS[a]
             elif a in RUN_PLACEHOLDERS:
-                self.ensure_run(a, RUN_PLACEHOLDERS[a])
-            elif re.fullmatch(r"[A-Z][A-Z0-9_]{1,}", a):
+                a = RUN_PLACEHOLDERS[a]
+                self.ensure_run(a, a)
+            elif re.fullmatch(r"[A-Z][A-Z0-9_]+", a) and a not in self.env:
                 raise DocsTestError(f"{cmd.where}: unknown placeholder {a} in `{cmd.source}`")
             out.append(a)
         return out
 
-    # -- running ----------------------------------------------------------------------------
-    def run(self) -> list[Outcome]:
-        for block in blocks(self.page):
-            self.prepare(block)
-            cmds = commands(block)
-            failed = False
-            for cmd in cmds:
-                reason = cmd.skip_reason()
-                if reason is not None:
-                    self.outcomes.append(Outcome(cmd.where, cmd.source, "skipped", reason))
-                    continue
-                if failed and cmd.chained:
-                    continue
-                started = time.perf_counter()
-                status, detail = self.execute(cmd)
-                self.outcomes.append(
-                    Outcome(cmd.where, cmd.source, status, detail, time.perf_counter() - started)
-                )
-                if self.echo:
-                    o = self.outcomes[-1]
-                    print(f"{o.seconds:6.1f}s {o.status:8} {o.where}: {o.source} {o.detail}", flush=True)
-        return self.outcomes
-
+    # -- commands -------------------------------------------------------------------------
     def execute(self, cmd: Command) -> tuple[str, str]:
         prog = cmd.program
         if cmd.optional_options:
@@ -375,16 +265,38 @@ class PageRun:
                 if not eq:
                     raise DocsTestError(f"{cmd.where}: `export {word}` sets nothing")
                 self.env[name] = self.expand(value, cmd)
-            return "run", "environment of the page"
+            return "run", "the page's environment"
         if prog == "cd":
             target = (self.cwd / self.expand(cmd.argv[1], cmd)).resolve()
             if not target.is_dir():
                 raise AssertionError(f"{cmd.where}: `cd {cmd.argv[1]}`: no such folder")
             self.cwd = target
             return "run", ""
+        env = {**self.env, **{k: self.expand(v, cmd) for k, v in cmd.env.items()}}
         if prog in ("python", "python3") and cmd.argv[1:2] and cmd.argv[1].endswith(".py"):
-            return self.run_python(cmd)
+            res = python_in_process(self.cwd / cmd.argv[1], cmd.argv[2:], env, self.cwd, self.work)
+            return self.finish(cmd, res)
+        if prog == "pytest" and len(cmd.argv) > 1:  # the reader's own tests (alone: the suite's)
+            argv = [sys.executable, "-m", "pytest", *cmd.argv[1:], "-p", "no:cacheprovider"]
+            return self.finish(cmd, in_process_of_its_own(argv, self.cwd, env), "in a process of its own")
+        if prog.startswith("scripts/") and (ROOT / prog).is_file():
+            res = in_process_of_its_own([str(ROOT / prog), *cmd.argv[1:]], self.cwd, env)
+            return self.finish(cmd, res, "in a process of its own")
         return "checked", check_dev_tool(cmd, self.venvs)
+
+    def finish(self, cmd: Command, res: Result, detail: str = "") -> tuple[str, str]:
+        """The exit status the docs promise, and no traceback; stdout to ``> FILE``."""
+        if res.code != cmd.expect:
+            tail = "\n".join((res.stderr.strip() or res.stdout.strip()).splitlines()[-15:])
+            hint = " (a failure the docs promise is marked `# exit N`)" if cmd.expect == 0 else ""
+            raise AssertionError(
+                f"{cmd.where}: `{cmd.source}` exited {res.code}, the docs say {cmd.expect}{hint}\n{tail}"
+            )
+        if "Traceback (most recent call last)" in res.stderr:
+            raise AssertionError(f"{cmd.where}: `{cmd.source}` printed a traceback:\n{res.stderr[-3000:]}")
+        if cmd.stdout_to:
+            (self.cwd / cmd.stdout_to).write_text(res.stdout, encoding="utf-8")
+        return "run", detail or res.last_line()
 
     def check_options(self, cmd: Command) -> None:
         """Every ``--option`` of a synopsis' optional groups is an option of the command."""
@@ -393,134 +305,78 @@ class PageRun:
         from assay.cli import app
 
         command = typer.main.get_command(app)
+        ctx = typer.Context(command)
         for word in cmd.argv[1:]:
-            sub = getattr(command, "commands", {}).get(word)
-            if sub is None:
+            if not hasattr(command, "resolve_command"):  # not a group (typer's own click classes)
                 break
-            command = sub
+            try:  # resolve_command: assay's top-level group loads a command's module only here
+                _, sub, _ = command.resolve_command(ctx, [word])
+            except Exception:  # not a subcommand (click's UsageError)
+                break
+            command, ctx = sub, typer.Context(sub, parent=ctx)
         names = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
         unknown = [o for o in cmd.optional_options if o not in names]
         if unknown:
-            raise AssertionError(f"{cmd.where}: `{cmd.source}`: {unknown} not options of the command")
-
-    def run_python(self, cmd: Command) -> tuple[str, str]:
-        script = self.cwd / cmd.argv[1]
-        argv, code = sys.argv, 0
-        sys.argv = [str(script), *cmd.argv[2:]]
-        err = io.StringIO()
-        try:
-            with environment({**self.env, **cmd.env}, self.cwd, purge=self.work), contextlib.redirect_stdout(
-                io.StringIO()
-            ):
-                with contextlib.redirect_stderr(err):
-                    runpy.run_path(str(script), run_name="__main__")
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        finally:
-            sys.argv = argv
-        self.check_code(cmd, Result(code, "", err.getvalue()))
-        return "run", ""
-
-    def check_code(self, cmd: Command, res: Result) -> None:
-        if res.code != cmd.expect:
-            tail = "\n".join((res.stderr.strip() or res.stdout.strip()).splitlines()[-15:])
-            raise AssertionError(
-                f"{cmd.where}: `{cmd.source}` exited {res.code}, the docs say {cmd.expect}"
-                + (" (mark a promised failure with `# exit N`)" if cmd.expect == 0 else "")
-                + f"\n{tail}"
-            )
-        if "Traceback (most recent call last)" in res.stderr:
-            raise AssertionError(f"{cmd.where}: `{cmd.source}` printed a traceback:\n{res.stderr[-3000:]}")
+            raise AssertionError(f"{cmd.where}: `{cmd.source}`: {unknown} are not options of the command")
 
     def run_assay(self, cmd: Command) -> tuple[str, str]:
         args = self.assay_args(cmd)
         env = {**self.env, **{k: self.expand(v, cmd) for k, v in cmd.env.items()}}
         if args[:1] == ["view"]:
-            return self.run_server(cmd, args, env)
+            return self.run_view(cmd, args, env)
         key = self.memo_key(args)
         if key is not None and key in self.shared.memo:
             res, store, run_id = self.shared.memo[key]
             if run_id not in self.runs():
-                memo_file = self.shared.exports.get(f"memo:{run_id}") or self.shared.export(store, run_id)
-                self.shared.exports[f"memo:{run_id}"] = memo_file
-                imported = assay_in_process(["import", "run", str(memo_file)], self.env)
-                if imported.code != 0:
-                    raise AssertionError(f"importing the shared run {run_id} failed: {imported.stderr}")
-                self.check_code(cmd, res)
-                self.write_stdout(cmd, res)
+                if f"memo:{run_id}" not in self.shared.files:
+                    self.shared.files[f"memo:{run_id}"] = self.shared.export(store, run_id)
+                self.import_run(self.shared.files[f"memo:{run_id}"])
+                self.finish(cmd, res)
+                self.made.append(run_id)
                 return "shared", f"run {run_id}, made by the identical command of an earlier page"
-        before = set(self.runs()) if key is not None else set()
-        # PYTHONPATH=... given to the command: the interpreter reads it at start, so here it
-        # goes on sys.path
+        before = set(self.runs())
+        # PYTHONPATH=... before a command: an interpreter reads it when it starts, so here
+        # it goes on sys.path
         extra = [str(self.cwd / p) for p in cmd.env.get("PYTHONPATH", "").split(os.pathsep) if p]
         importlib.invalidate_caches()  # files the page just wrote are importable
         with environment({}, self.cwd, extra, purge=self.work):
             res = assay_in_process(args, env, self.stdin)
-        self.check_code(cmd, res)
-        self.write_stdout(cmd, res)
-        if key is not None and res.code == 0:
-            made = sorted(set(self.runs()) - before)
-            if len(made) == 1:
-                self.shared.memo[key] = (res, str(self.store), made[0])
-        return "run", ""
-
-    def write_stdout(self, cmd: Command, res: Result) -> None:
-        if cmd.stdout_to:
-            (self.cwd / cmd.stdout_to).write_text(res.stdout, encoding="utf-8")
+        status = self.finish(cmd, res)
+        made = sorted(set(self.runs()) - before)
+        self.made += made
+        if key is not None and res.code == 0 and len(made) == 1:
+            self.shared.memo[key] = (res, str(self.store), made[0])
+        return status
 
     @staticmethod
     def memo_key(args: list[str]) -> tuple[str, ...] | None:
+        """``args`` if they make a run that depends on nothing but them, else None."""
         if args[:2] != ["run", "retail"]:
             return None
         rest = args[2:]
         for i, a in enumerate(rest):
             if a.startswith("-"):
-                if a not in PLAIN_RUN_OPTIONS:
-                    return None
-            elif i == 0 or rest[i - 1] not in PLAIN_RUN_OPTIONS - {"--json"}:
-                return None
-            elif rest[i - 1] in ("--agent", "-a") and not a.startswith("builtin:"):
+                plain = a in PLAIN_RUN_OPTIONS
+            else:  # a value: of a plain option, and a built-in agent
+                option = rest[i - 1] if i else ""
+                plain = option in PLAIN_RUN_OPTIONS - {"--json"}
+                plain = plain and (option not in ("--agent", "-a") or a.startswith("builtin:"))
+            if not plain:
                 return None
         return tuple(args)
 
-    def run_server(self, cmd: Command, args: list[str], env: dict[str, str]) -> tuple[str, str]:
-        """``assay view``: started, asked for ``/`` on 127.0.0.1 until it answers, stopped."""
-        port = free_port()
-        if "--port" in args:
-            args[args.index("--port") + 1] = str(port)
-        else:
-            args += ["--port", str(port)]
+    def run_view(self, cmd: Command, args: list[str], env: dict[str, str]) -> tuple[str, str]:
+        """``assay view``: started on a free port of 127.0.0.1, asked for ``/``, stopped."""
         if "--host" in args:
-            raise DocsTestError(f"{cmd.where}: the test binds 127.0.0.1 only; no --host")
-        pythonpath = os.pathsep.join([str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "assay", *args],
-            cwd=self.cwd,
-            env={**os.environ, **env, "PYTHONPATH": pythonpath},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+            raise DocsTestError(f"{cmd.where}: the test serves on 127.0.0.1 only; no --host")
+        port = str(free_port())
+        if "--port" in args:
+            args[args.index("--port") + 1] = port
+        else:
+            args += ["--port", port]
         url = f"http://127.0.0.1:{port}/"
         try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                if proc.poll() is not None:
-                    raise AssertionError(f"{cmd.where}: `{cmd.source}` exited {proc.returncode}: {proc.stderr.read()}")
-                try:
-                    with urllib.request.urlopen(url, timeout=5) as page:
-                        if page.status == 200:
-                            return "run", f"answered {url}"
-                except (urllib.error.URLError, ConnectionError, TimeoutError):
-                    time.sleep(0.2)
-            raise AssertionError(f"{cmd.where}: `{cmd.source}` did not answer on {url} within 60 s")
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
+            serve_and_ask([sys.executable, "-m", "assay", *args], self.cwd, env, url)
+        except AssertionError as exc:
+            raise AssertionError(f"{cmd.where}: `{cmd.source}` {exc}") from None
+        return "run", f"answered on {url}"

@@ -5,20 +5,48 @@ markers, placeholders, how each program is carried out) are in ``extract.py`` an
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from tests.support.fake_llm_server import FakeLLMServer
 
 from .conftest import REPORT
-from .extract import ROOT, Block, DocsTestError, blocks, commands, logical_lines, page_commands, pages, rel, stray_commands
-from .fakes import TraceSink, docs_brain
+from .execution import check_dev_tool, check_pip
+from .extract import (
+    ROOT,
+    Block,
+    DocsTestError,
+    blocks,
+    commands,
+    logical_lines,
+    page_commands,
+    pages,
+    rel,
+    stray_commands,
+)
+from .fakes import TraceSink, docs_brain, judge_reply, pairwise_reply
 from .runner import PageRun, Shared
 
 PAGES = [p for p in pages() if page_commands(p)]
+#: pages whose commands take tens of seconds even when shared (measured on the 2-core
+#: machine): marked slow (``-m "not slow"`` leaves them out locally; CI runs them)
+SLOW = {
+    "docs/code.md": "164 HumanEval problems twice in the sandbox",
+    "docs/rag.md": "three runs of the 97 banking_knowledge tasks",
+    "docs/pytest.md": "four pytest sessions of two k=4 retail evals",
+    "docs/judges.md": "judge runs of the retail suite and a pairwise judging",
+    "docs/traces.md": "an LLM run exported, imported and replayed",
+}
+
+
+def page_param(page: Path) -> object:
+    marks = [pytest.mark.slow] if rel(page) in SLOW else []
+    return pytest.param(page, id=rel(page), marks=marks)
 
 
 def tau2_root() -> Path | None:
@@ -39,7 +67,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
         )
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: rel(p))
+@pytest.mark.parametrize("page", [page_param(p) for p in PAGES])
 def test_page_commands_run_as_documented(page: Path, shared: Shared, tmp_path: Path) -> None:
     started = time.perf_counter()
     run = PageRun(page, tmp_path, shared)
@@ -54,8 +82,8 @@ def test_page_commands_run_as_documented(page: Path, shared: Shared, tmp_path: P
 
 
 def test_no_command_outside_a_shell_block() -> None:
-    stray = [line for p in pages() for line in stray_commands(p)]
-    assert not stray, "commands outside ```bash blocks are never run; fence them as bash:\n" + "\n".join(stray)
+    stray = "\n".join(line for p in pages() for line in stray_commands(p))
+    assert not stray, f"commands outside ```bash blocks are never run; fence them as bash:\n{stray}"
 
 
 def test_skips_are_few_and_never_the_first_lines_of_the_readme() -> None:
@@ -96,3 +124,63 @@ def test_the_extraction_rules() -> None:
     assert cmds[5].optional_options == ["--task", "--relabel"]
     assert commands(block("assay run retail", lang="python")) == []
     assert logical_lines(block("a \\\n b # c\n")) == [(2, "a b", "c")]
+
+
+def test_markers_belong_to_the_next_block(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "<!-- docs-test: skip `--slow`: takes an hour -->\n"
+        "<!-- docs-test: link x.yaml=examples/gate.yaml -->\n\n"
+        "```bash\nassay run retail\nassay run retail --slow\n```\n\n"
+        "<!-- docs-test: stdin p\\nq\\n -->\ntext between\n\n```bash\nassay label RUN_ID\n```\n"
+    )
+    first, second = blocks(page)
+    assert [m.kind for m in first.markers] == ["skip", "link"] and second.markers == []
+    assert [c.skip_reason() for c in commands(first)] == [None, "takes an hour"]
+    page.write_text("<!-- docs-test: frobnicate -->\n```bash\nassay runs\n```\n")
+    with pytest.raises(DocsTestError, match="unknown docs-test marker"):
+        blocks(page)
+    page.write_text("<!-- docs-test: skip -->\n```bash\nassay runs\n```\n")
+    with pytest.raises(DocsTestError, match="needs a reason"):
+        blocks(page)
+
+
+def test_commands_that_are_checked_not_run() -> None:
+    assert check_pip(["pip", "install", "-e", ".[llm,view]"]) and check_pip(["pip", "install", "assay[ray]"])
+    with pytest.raises(AssertionError, match="no extra"):
+        check_pip(["pip", "install", "-e", ".[nope]"])
+    with pytest.raises(AssertionError, match="not this project"):
+        check_pip(["pip", "install", "requests"])
+    (tool,) = commands(block("vllm serve some/model"))
+    with pytest.raises(DocsTestError, match="no rule to run `vllm`"):
+        check_dev_tool(tool, set())
+
+
+def test_only_runs_that_depend_on_their_words_alone_are_shared() -> None:
+    key = PageRun.memo_key
+    assert key(["run", "retail", "--agent", "builtin:retail-hasty", "-k", "8", "--json"]) is not None
+    assert key(["run", "retail"]) == ("run", "retail")
+    assert key(["run", "retail", "--agent", "python:my_agent:agent"]) is None  # the page's own file
+    assert key(["run", "retail", "--spec", "run.yaml"]) is None
+    assert key(["run", "retail", "--against", "careful", "--until-decided"]) is None
+    assert key(["run", "tau2-telecom"]) is None
+    assert key(["show", "retail"]) is None
+
+
+def test_the_fake_judges_answer_in_the_format_asked() -> None:
+    from assay.graders import load_rubric
+    from assay.graders.judge_prompt import SYSTEM, output_format
+
+    rubric = load_rubric(ROOT / "examples" / "rubrics" / "retail_explanation.yaml")
+    answer = json.loads(judge_reply(SYSTEM.replace("{format}", output_format(rubric))))
+    assert set(answer["dimensions"]) == {d.name for d in rubric.dimensions} and answer["verdict"] == "pass"
+    for d in rubric.dimensions:
+        assert answer["dimensions"][d.name]["score"] == d.allowed()[0]
+    assert json.loads(pairwise_reply(pair_text("short", "a longer answer")))["winner"] == "2"
+    assert json.loads(pairwise_reply(pair_text("a longer answer", "short")))["winner"] == "1"
+
+
+def pair_text(one: str, two: str) -> str:
+    from assay.graders.pairwise import PairInput, pair_messages
+
+    return pair_messages(PairInput("q?", one, two), swapped=False)[-1].content
