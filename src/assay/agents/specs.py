@@ -22,6 +22,7 @@ AGENTS: Registry[Any] = Registry(
         "retail-careful": "assay.domains.retail.agents:CarefulAgent",
         "retail-hasty": "assay.domains.retail.agents:HastyAgent",
         "retail-flaky": "assay.domains.retail.agents:FlakyAgent",
+        "retail-flagged": "assay.domains.retail.agents:FlaggedAgent",
         "kb-bm25": "assay.domains.tau2.kb_agents:KbBm25Agent",
         "kb-oracle": "assay.domains.tau2.kb_agents:KbOracleAgent",
         "humaneval-canonical": "assay.domains.code.agents:HumanEvalCanonical",

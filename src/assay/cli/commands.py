@@ -17,7 +17,17 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "compare": (("decide",), "Compare runs paired on the same tasks: is B better than A, by how much."),
     "gate": (("decide",), "Gate a run on a policy: exit 0 pass, 1 fail, 2 bad policy or input."),
     "plan": (("decide",), "How many tasks × trials a decision needs, and what a suite can detect."),
-    "robustness": (("robustness",), "Run a suite without and with injected tool faults; compare."),
+    "robustness": (
+        ("robustness",),
+        "Run a suite without and with tool faults (or perturbations: metamorphic relations); compare.",
+    ),
+    "badcase": (
+        ("badcase",),
+        "Badcases: failures with evidence and root cause, and their way back into the suite.",
+    ),
+    "suite": (("suite",), "Suite versions (accept flow-back tasks, diff) and holdout discipline (status)."),
+    "evidence": (("suite",), "A run's snapshot or probe track: frozen, current and stale evidence."),
+    "experiment": (("experiment",), "Flag-matrix experiments: arms, main effects and interactions."),
     "report": (("report",), "Write one self-contained HTML report of one or more runs."),
     "view": (("view",), "Browse runs in a web browser (live run pages, drill-down, compare)."),
     "rank": (("rank",), "Rank models from pairwise votes (or runs) with bootstrap CIs."),

@@ -21,6 +21,7 @@ from ..store.store import Store
 from ..suites.instantiate import instantiate
 from ..suites.loader import load_suite
 from .app import JsonOpt, StoreOpt, app, err, out, print_json
+from .looks import looked_at
 
 MarkdownOpt = Annotated[
     Path | None, typer.Option("--markdown", help="Also write the summary as Markdown (for a PR comment).")
@@ -76,6 +77,7 @@ def compare(
         raise AssayError(f"--task-outcome must be 'majority', 'all' or 'any', not {task_outcome!r}")
     st = Store(store)
     loaded = [Run.load(run_id, st) for run_id in runs]
+    looked_at(st, loaded, "compare")
     result = compare_runs(
         loaded,
         profile=profile,
@@ -116,6 +118,7 @@ def gate(
     st = Store(store)
     run = Run.load(run_id, st)
     base = Run.load(baseline, st) if baseline else None
+    looked_at(st, [run, *([base] if base else [])], "gate")
     verdict = evaluate(run, rules, base)
     text = gate_markdown(verdict)
     if junit is not None:
@@ -163,12 +166,21 @@ def plan(
     from_run: Annotated[
         str | None, typer.Option("--from-run", help="Take baseline rate, tasks, k and ICC from this run.")
     ] = None,
+    margin: Annotated[
+        float | None,
+        typer.Option(
+            "--margin",
+            help="Plan a non-inferiority test (guardrail, rollout): not worse by this much "
+            "(--mde: the difference expected, default 0; --alpha one-sided).",
+        ),
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """How many tasks × trials a decision needs, and what a suite can detect.
 
     Example: assay plan --baseline 0.7 --mde 0.03 --suite retail -k 4
+    Non-inferiority (a guardrail): assay plan --baseline 0.9 --margin 0.05 --paired
     """
     n_tasks = tasks
     if from_run is not None:
@@ -196,6 +208,7 @@ def plan(
         icc=0.5 if icc is None else icc,
         discordance=discordance,
         suite_tasks=n_tasks,
+        margin=margin,
     )
     if as_json:
         print_json(result.to_dict())

@@ -53,10 +53,16 @@ def report(
         from ..box import load_profile
 
         box = load_profile(profile)
+    from ..runner.api import Run
+    from ..store.store import Store
+    from .looks import looked_at
+
+    st = Store(store)
+    looked_at(st, [Run.load(run_id, st) for run_id in run_ids], "report")
     written = write_report(
         run_ids,
         html,
-        store,
+        st,
         profile=box,
         transcripts=choice,
         max_transcripts=max_transcripts,

@@ -9,8 +9,10 @@ import typer
 from rich.table import Table
 
 from ..core.spec import RunSpec
+from ..envs.perturb import Perturbation, load_perturbations
 from ..envs.registry import get_domain
 from ..errors import AssayError
+from ..lifecycle.metamorphic import perturbation_report
 from ..runner import api
 from ..runner.ray_executor import make_executor
 from ..runner.resolve import resolve
@@ -94,16 +96,27 @@ def robustness(
 ) -> None:
     """Run a suite without and with injected tool faults (--faults, default: the suite's);
     compare success, pass^k and error recovery. Both runs share every other option.
+    With --perturb: the unperturbed run, then one run per perturbation, each checked
+    against its metamorphic relation (violation rate with a 95% interval).
 
     Example: assay robustness retail -a builtin:retail-careful --faults get_order_details:timeout@0.3 -k 4
+    Example: assay robustness retail -a builtin:retail-careful --perturb typos,casing,distractor,inject -k 2
     """
     _robustness(build_spec(suite, options), as_json)
 
 
 def _robustness(spec: RunSpec, as_json: bool) -> None:
+    if spec.flag_matrix:
+        raise AssayError("--flag-matrix runs an experiment with plain assay run, not robustness")
+    if spec.perturb is not None and load_perturbations(spec.perturb):
+        _perturbed(spec, as_json)
+        return
     resolved = resolve(spec)  # checks the spec (and the fault plan's tools) before anything runs
     if not resolved.fault_plan:
-        raise AssayError("give --faults PLAN_FILE or TOOL:KIND@RATE,...; the suite declares no faults")
+        raise AssayError(
+            "give --faults PLAN_FILE or TOOL:KIND@RATE,... (or --perturb KIND,...); "
+            "the suite declares no faults"
+        )
     plan = resolved.fault_plan
     base_spec = spec.model_copy(update={"faults": "none", "run_id": _named(spec.run_id, "nofaults")})
     faulted_spec = spec.model_copy(
@@ -151,3 +164,104 @@ def _robustness(spec: RunSpec, as_json: bool) -> None:
 
 def _named(run_id: str | None, suffix: str) -> str | None:
     return None if run_id is None else f"{run_id}-{suffix}"
+
+
+def _perturbed(spec: RunSpec, as_json: bool) -> None:
+    """The unperturbed run, then one run per perturbation (same suite, configuration,
+    seed and faults), each checked against its metamorphic relation, paired by trial."""
+    plan = load_perturbations(spec.perturb)
+    assert plan is not None
+    resolved = resolve(spec)  # checks everything before the first trial
+    st = Store(spec.store)
+    runner = make_executor(spec.executor, spec.concurrency, spec.ray_address)
+    specs: list[tuple[str, Perturbation | None, RunSpec]] = [
+        (
+            "unperturbed",
+            None,
+            spec.model_copy(update={"perturb": None, "run_id": _named(spec.run_id, "base")}),
+        )
+    ]
+    for i, p in enumerate(plan.perturbations):
+        single = plan.single(p).model_dump(mode="json")
+        specs.append(
+            (
+                p.label,
+                p,
+                spec.model_copy(update={"perturb": single, "run_id": _named(spec.run_id, f"p{i + 1}")}),
+            )
+        )
+
+    async def every() -> list[api.Run]:
+        runs = []
+        for label, _, chosen in specs:
+            if not as_json:
+                err.print(f"running {resolved.suite.name}: {label}...")
+            runs.append(await api.run_async(chosen, store=st, executor=runner))
+        return runs
+
+    try:
+        with terminate_as_interrupt():
+            runs = asyncio.run(every())
+    finally:
+        getattr(runner, "close", lambda: None)()
+    base = runs[0]
+    report = perturbation_report(
+        base.results,
+        {
+            label: (p.expects, run.results, p.ignore)
+            for (label, p, _), run in zip(specs[1:], runs[1:], strict=True)
+            if p
+        },
+        runs={
+            "unperturbed": base.run_id,
+            **{label: run.run_id for (label, _, _), run in zip(specs[1:], runs[1:], strict=True)},
+        },
+    )
+    report.update(
+        agent=resolved.config.agent,
+        suite=resolved.suite.name,
+        seed=base.info.seed,
+        k=base.info.trials_per_task,
+    )
+    if as_json:
+        print_json(report)
+    else:
+        render_perturbations(report)
+
+
+def render_perturbations(report: dict[str, Any]) -> None:
+    out.print(
+        f"[bold]perturbations[/] of {report['agent']} on {report['suite']} · k={report['k']} · "
+        f"seed {report['seed']} · "
+        f"unperturbed run {report['runs']['unperturbed']}"
+    )
+    table = Table(show_edge=False)
+    for col in (
+        "perturbation",
+        "relation",
+        "pairs",
+        "violations",
+        "rate [95% CI]",
+        "pass→fail",
+        "fail→pass",
+        "success",
+    ):
+        table.add_column(col, justify="left" if col in ("perturbation", "relation") else "right")
+    for row in report["perturbations"]:
+        s = row["success_rate"]
+        table.add_row(
+            row["perturbation"],
+            row["relation"],
+            str(row["checked"]),
+            str(row["violations"]),
+            _num(row["violation_rate"]) + _ci(row["violation_rate_ci"]),
+            str(row["pass_to_fail"]),
+            str(row["fail_to_pass"]),
+            f"{_num(s['unperturbed'])} → {_num(s['perturbed'])}",
+        )
+    out.print(table)
+    inv = report["invariance"]
+    out.print(
+        f"invariance relations: {inv['violations']} violations in {inv['checked']} pairs "
+        f"(rate {_num(inv['violation_rate'])}); excluded pairs are not counted"
+    )

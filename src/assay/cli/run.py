@@ -21,6 +21,7 @@ from ..runner.ray_executor import make_executor
 from ..store.store import Store
 from ..suites.loader import load_suite
 from .app import JsonOpt, StoreOpt, app, err, out, print_json, terminate_as_interrupt
+from .looks import looked_at
 from .run_options import build_spec, given, spec_fields, with_run_options
 
 _DECIDE = "Adaptive trials (with --until-decided)"
@@ -195,12 +196,29 @@ def _finish(run: Run, as_json: bool) -> None:
 
 
 def _run(spec: RunSpec, as_json: bool) -> None:
+    if spec.flag_matrix:  # an experiment: one run per arm (docs/lifecycle.md)
+        from .experiment import run_matrix
+
+        run_matrix(spec, as_json)
+        return
+    if spec.split == "holdout":
+        err.print("[yellow]warning:[/] running the holdout split: this look is logged (assay suite status)")
     store = Store(spec.store)
 
     def start(p: _Progress) -> Any:
         return run_async(spec, store=store, progress=p.result, on_start=p.start)
 
-    _finish(_executing(store, as_json, start), as_json)
+    run = _executing(store, as_json, start)
+    if spec.probe and not as_json:
+        from ..lifecycle.tracks import track_report
+        from ..store.evidence import load_checks
+
+        e = track_report(load_checks(store, run.run_id), [], track="probe", run_id=run.run_id)["evidence"]
+        err.print(
+            f"probe track: {e['checked']} evidence record(s): {e['current']} current, {e['stale']} stale, "
+            f"{e['probe_errors']} probe error(s), not counted against the agent (assay evidence {run.run_id})"
+        )
+    _finish(run, as_json)
 
 
 def _resume(run_id: str, retry: bool, options: dict[str, Any], as_json: bool) -> None:
@@ -242,6 +260,9 @@ def _resume(run_id: str, retry: bool, options: dict[str, Any], as_json: bool) ->
 
 def _adaptive(spec: RunSpec, markdown: Path | None, as_json: bool) -> None:
     from ..compare.adaptive import RoundReport, run_until_decided_async
+
+    if spec.flag_matrix:
+        raise AssayError("--flag-matrix runs an experiment with plain assay run, not --until-decided")
     from ..report.markdown import adaptive_markdown
     from .decide import show_markdown, write_text
 
@@ -346,15 +367,17 @@ def show(
     Example: assay show retail-20260101-120000-abc123 --task refund-15-days-1
     """
     st = Store(store)
+    loaded = Run.load(run_id, st)
+    if task is None or any(t.task_id == task and t.split == "holdout" for t in loaded.tasks):
+        looked_at(st, [loaded], "show")  # the run's holdout tasks, or the holdout task asked for
     if task is None:
-        summary = Run.load(run_id, st).summary()
+        summary = loaded.summary()
         if as_json:
             print_json(summary.to_dict())
         else:
             render_summary(summary, out)
         return
-    run_id = st.resolve(run_id)
-    st.get_run(run_id)
+    run_id = loaded.run_id  # latest, latest~1... resolved
     results = st.load_results(run_id, task)
     chosen = pick_trial(results, run_id, task, trial)
     transcript = st.load_transcript(run_id, task, chosen.trial_index)

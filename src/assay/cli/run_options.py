@@ -40,6 +40,12 @@ RUN_OPTIONS: list[tuple[str, Any, tuple[str, ...], str]] = [
     ),
     ("param", list[str] | None, ("--param", "-p"), "Config parameter KEY=VALUE (JSON value): temperature=0."),
     ("flag", list[str] | None, ("--flag",), "Feature flag of the system under test, KEY=VALUE."),
+    (
+        "flag_matrix",
+        list[str] | None,
+        ("--flag-matrix",),
+        "Cross a flag's levels into arms, NAME=LEVEL,LEVEL (repeat to cross flags; docs/lifecycle.md).",
+    ),
     ("judge", list[str] | None, ("--judge",), "LLM judge model spec (repeat for a panel): openai:gpt-4o."),
     ("judge_option", list[str] | None, ("--judge-option",), "Judge client setting KEY=VALUE (base_url...)."),
     (
@@ -60,6 +66,18 @@ RUN_OPTIONS: list[tuple[str, Any, tuple[str, ...], str]] = [
         str | None,
         ("--faults",),
         "Tool faults: plan file or TOOL:KIND@RATE,... (docs/robustness.md).",
+    ),
+    (
+        "perturb",
+        str | None,
+        ("--perturb",),
+        "Perturb user turns and tool outputs: plan file or KIND[:STYLE][@RATE],... (docs/lifecycle.md).",
+    ),
+    (
+        "probe",
+        str | None,
+        ("--probe",),
+        "Probe track: module:function or file.py:function re-checking tasks' evidence at run time.",
     ),
     ("cache", bool | None, ("--cache/--no-cache",), "Cache agent and user model responses on disk."),
     ("pricing", str | None, ("--pricing",), "Pricing YAML file (USD per million tokens)."),
@@ -145,6 +163,8 @@ def spec_fields(options: dict[str, Any]) -> dict[str, Any]:
             continue
         if name in _MAPPINGS:
             fields[_MAPPINGS[name]] = parse_params(value, "--" + name.replace("_", "-"))
+        elif name == "flag_matrix":
+            fields["flag_matrix"] = parse_matrix(value)
         elif name in _LIMITS:
             limits[name] = value
         else:
@@ -152,6 +172,29 @@ def spec_fields(options: dict[str, Any]) -> dict[str, Any]:
     if limits:
         fields["limits"] = limits
     return fields
+
+
+def parse_matrix(items: list[str], option: str = "--flag-matrix") -> dict[str, list[Any]]:
+    """``["new_flow=off,on"]`` -> ``{"new_flow": ["off", "on"]}`` (each level is JSON when
+    it parses as JSON, else a string)."""
+    import json
+
+    from ..errors import AssayError
+
+    matrix: dict[str, list[Any]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        levels = [level.strip() for level in value.split(",")] if sep else []
+        if not key or len(levels) < 2 or not all(levels):
+            raise AssayError(f"{option} {item!r}: expected NAME=LEVEL,LEVEL (e.g. new_flow=off,on)")
+        parsed: list[Any] = []
+        for level in levels:
+            try:
+                parsed.append(json.loads(level))
+            except json.JSONDecodeError:
+                parsed.append(level)
+        matrix[key] = parsed
+    return matrix
 
 
 def build_spec(suite: str | None, options: dict[str, Any], **extra: Any) -> Any:

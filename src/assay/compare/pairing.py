@@ -216,12 +216,19 @@ def _common_tasks(
     common = ids_a & ids_b
     if not same_suite:
         changed = {t for t in common if a.tasks[t].task_hash != b.tasks[t].task_hash}
+        common -= changed
+        notes.append(
+            f"different suite versions ({a.run_id}: {a.info.suite_name} v{a.info.suite_version} hash "
+            f"{a.info.suite_hash}; {b.run_id}: {b.info.suite_name} v{b.info.suite_version} hash "
+            f"{b.info.suite_hash}): compared only on the {len(common)} task(s) both versions share with the "
+            f"same content; left out: {len(changed)} changed, {len(ids_a - ids_b)} only in {a.run_id}, "
+            f"{len(ids_b - ids_a)} only in {b.run_id}"
+        )
         if changed:
             notes.append(
                 f"{len(changed)} task(s) with the same id differ in content between the suite versions "
                 "and were left out"
             )
-        common -= changed
     elif a.info.seed != b.info.seed:
         notes.append(
             f"the runs used different seeds ({a.info.seed} and {b.info.seed}): templated tasks are "
@@ -236,7 +243,7 @@ def _common_tasks(
     if not common:
         raise AssayError(f"runs {a.run_id} and {b.run_id} share no task, so there is nothing to pair")
     only_a, only_b = sorted(ids_a - ids_b), sorted(ids_b - ids_a)
-    if only_a or only_b:
+    if (only_a or only_b) and same_suite:
         notes.append(
             f"compared on {len(common)} common task(s); {len(only_a)} only in {a.run_id}, "
             f"{len(only_b)} only in {b.run_id}"

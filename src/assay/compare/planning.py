@@ -26,7 +26,7 @@ from ..core.results import TrialResult
 from ..errors import AssayError
 from ..stats import mde_mcnemar, mde_two_proportions, sample_size_mcnemar, sample_size_two_proportions
 
-Design = Literal["two-proportion", "paired"]
+Design = Literal["two-proportion", "paired", "noninferiority", "noninferiority-paired"]
 
 
 @dataclass
@@ -47,6 +47,8 @@ class Plan:
     detectable: float | None = None
     options: list[tuple[int, int]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    margin: float | None = None
+    """Non-inferiority designs: the margin the candidate must not fall behind by."""
 
     @property
     def target(self) -> float | None:
@@ -70,6 +72,7 @@ class Plan:
             "detectable_pts": None if self.detectable is None else 100 * self.detectable,
             "options": [{"tasks": t, "trials_per_task": k} for t, k in self.options],
             "notes": self.notes,
+            **({"margin": self.margin} if self.margin is not None else {}),
         }
 
 
@@ -130,12 +133,16 @@ def plan(
     icc: float = 0.5,
     discordance: float | None = None,
     suite_tasks: int | None = None,
+    margin: float | None = None,
 ) -> Plan:
     """Tasks × trials needed to detect ``baseline → baseline + mde`` and, with
     ``suite_tasks``, the smallest change a suite of that many tasks × ``k`` detects.
 
-    ``mde`` may be negative (planning to detect a drop). Errors are
-    :class:`~assay.errors.AssayError` sentences naming the option.
+    ``mde`` may be negative (planning to detect a drop). With ``margin`` the plan is for
+    a non-inferiority test instead (a guardrail, a gray rollout; one-sided ``alpha``):
+    ``mde`` is then the difference expected (default 0: as good) and the plan says what
+    shows "not worse by ``margin``" with ``power`` (:mod:`assay.compare.ni_planning`).
+    Errors are :class:`~assay.errors.AssayError` sentences naming the option.
     """
     _check(baseline, "--baseline")
     _check(alpha, "--alpha", 1e-9, 0.5)
@@ -143,6 +150,21 @@ def plan(
     _check(icc, "--icc")
     if k < 1:
         raise AssayError(f"-k (trials per task) must be at least 1, got {k}")
+    if margin is not None:
+        from .ni_planning import plan_noninferiority
+
+        return plan_noninferiority(
+            baseline,
+            margin,
+            mde or 0.0,
+            alpha=alpha,
+            power=power,
+            paired=paired,
+            k=k,
+            icc=icc,
+            discordance=discordance,
+            suite_tasks=suite_tasks,
+        )
     if mde is None and suite_tasks is None:
         raise AssayError(
             "give --mde (the difference to detect), or --suite/--tasks to see what it can detect"

@@ -63,6 +63,9 @@ class RunSpec(_Strict):
     """Config parameters of the system under test (temperature, agent options)."""
     flags: dict[str, Any] = Field(default_factory=dict)
     """Feature flags of the system under test."""
+    flag_matrix: dict[str, list[Any]] = Field(default_factory=dict)
+    """Flags crossed into a factorial experiment: one run (arm) per combination of
+    levels, each its own configuration (``assay run --flag-matrix name=off,on``)."""
     judges: list[str] = Field(default_factory=list)
     model_options: dict[str, Any] = Field(default_factory=dict)
     """Settings of the agent's and user's model clients (base_url, rpm...): not under test."""
@@ -77,6 +80,12 @@ class RunSpec(_Strict):
     """Overrides of the suite's per-trial limits (max_cost_usd, max_tokens, timeout_s...)."""
     faults: str | dict[str, Any] | list[Any] | None = None
     """Tool faults: a plan file, ``TOOL:KIND@RATE,...``, a plan mapping, or ``none``."""
+    perturb: str | dict[str, Any] | list[Any] | None = None
+    """Perturbations of the tasks' user turns and tool outputs (a plan file,
+    ``KIND[:STYLE][@RATE],...``, a plan mapping or a list; docs/lifecycle.md)."""
+    probe: str | None = None
+    """The probe track: ``module:function`` or ``file.py:function`` that re-checks each
+    task's time-sensitive evidence at run time (none: the snapshot track)."""
     cache: bool = False
     pricing: str | None = None
     record: str | None = None
@@ -104,12 +113,25 @@ class RunSpec(_Strict):
         Limits.model_validate(value)
         return value
 
+    @field_validator("flag_matrix")
+    @classmethod
+    def _factors(cls, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for name, levels in value.items():
+            if len(levels) < 2:
+                raise ValueError(f"flag {name!r} needs at least two levels to cross, got {levels}")
+            if len({repr(v) for v in levels}) != len(levels):
+                raise ValueError(f"flag {name!r} lists a level twice: {levels}")
+        return value
+
     @model_validator(mode="after")
     def _consistent(self) -> RunSpec:
         if self.record and self.replay:
             raise ValueError("record and replay exclude each other")
         if self.ray_address and self.executor != "ray":
             raise ValueError("ray_address needs executor ray")
+        crossed = sorted(set(self.flags) & set(self.flag_matrix))
+        if crossed:
+            raise ValueError(f"flag {crossed[0]!r} is both fixed (flags) and crossed (flag_matrix)")
         if self.otel_endpoint is not None and not self.otel_endpoint.startswith(("http://", "https://")):
             raise ValueError("otel_endpoint must be an http:// or https:// URL (OTLP over HTTP)")
         return self

@@ -186,6 +186,27 @@ class Replay(_Strict):
     """Where the conversation was recorded: trace id, run id, task id, trial, reward."""
 
 
+class Evidence(_Strict):
+    """A fact a task depends on that changes over time, as it was retrieved: where it
+    came from, when, and the value. The snapshot track evaluates against this frozen
+    value; the probe track re-checks it at run time (docs/lifecycle.md)."""
+
+    id: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+    """Where the value came from: a URL, an API, a document."""
+    retrieved_at: datetime
+    value: Any
+    fact: str = ""
+    """What the value says, in one line."""
+    query: dict[str, Any] = Field(default_factory=dict)
+    """What a probe needs to look the fact up again (endpoint parameters, a key...)."""
+    max_age_days: float | None = Field(None, gt=0)
+    """How old the evidence may be before the snapshot track calls it out of date."""
+    binds: list[str] = Field(default_factory=list)
+    """Dotted paths of the task where the value appears (``initial_state.records.orders.0.status``,
+    ``graders.1.params.0``): the probe track rewrites them with the current value."""
+
+
 class Task(_Strict):
     """One verifiable problem. Templated tasks name a ``template`` and are made
     concrete (ids, names, amounts, reference) by the suite loader for a given seed."""
@@ -203,6 +224,8 @@ class Task(_Strict):
     user: UserScenario = Field(default_factory=UserScenario)
     graders: list[GraderSpec] = Field(default_factory=list)
     reference: Reference = Field(default_factory=Reference)
+    evidence: list[Evidence] = Field(default_factory=list)
+    """Time-sensitive facts the task depends on (snapshot vs probe tracks)."""
     user_tools: list[str] | None = None
     """The user tools (dual control) this task offers the user; None: all the domain's."""
     first_speaker: Speaker = "user"

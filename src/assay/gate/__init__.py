@@ -9,9 +9,10 @@ See docs/ci.md.
 
 from __future__ import annotations
 
-from ..compare.pairing import RunLike
+from ..compare.pairing import RunLike, pair_runs
 from ..errors import AssayError
 from .checks import absolute_check, failure_reasons, harness_error_check, high_risk_check
+from .guardrails import rollout_checks
 from .policy import (
     AbsoluteCheck,
     GatePolicy,
@@ -23,7 +24,7 @@ from .policy import (
     summary_path_problem,
 )
 from .relative import relative_checks
-from .verdict import CheckResult, Verdict
+from .verdict import CheckResult, Kind, Verdict
 
 
 def evaluate(run: RunLike, policy: GatePolicy, baseline: RunLike | None = None) -> Verdict:
@@ -39,9 +40,19 @@ def evaluate(run: RunLike, policy: GatePolicy, baseline: RunLike | None = None) 
     notes: list[str] = []
     for i, check in enumerate(policy.absolute):
         checks.append(absolute_check(check, summary, policy.where(f"absolute[{i}]")))
+    pairing = None
+    if baseline is not None and (policy.relative or policy.primary or policy.guardrails):
+        pairing = pair_runs(
+            baseline,
+            run,
+            match=policy.match,
+            task_outcome=policy.task_outcome,
+            common_only=policy.common_only,
+        )
+        notes.extend(pairing.notes)
     if policy.relative:
-        if baseline is not None:
-            checks.extend(relative_checks(policy, run, baseline))
+        if pairing is not None and baseline is not None:
+            checks.extend(relative_checks(policy, run, baseline, pairing))
         elif policy.require_baseline:
             raise AssayError(
                 f"{policy.where('relative[0]')}: policy {policy.name!r} has relative checks and "
@@ -61,6 +72,27 @@ def evaluate(run: RunLike, policy: GatePolicy, baseline: RunLike | None = None) 
                     )
                 )
             notes.append(f"{len(policy.relative)} relative check(s) skipped: no baseline run given")
+    if policy.primary is not None or policy.guardrails:
+        if pairing is not None and baseline is not None:
+            checks.extend(rollout_checks(policy, run, baseline, pairing))
+        elif policy.require_baseline:
+            raise AssayError(
+                f"{policy.where('primary')}: policy {policy.name!r} has rollout checks and "
+                "require_baseline: true; pass --baseline RUN_ID"
+            )
+        else:
+            skipped = ([policy.primary] if policy.primary else []) + list(policy.guardrails)
+            for rollout in skipped:
+                kind: Kind = "primary" if rollout is policy.primary else "guardrail"
+                checks.append(
+                    CheckResult(
+                        kind,
+                        f"{kind}: {rollout.metric}",
+                        "skip",
+                        "skipped: no baseline run given (--baseline RUN_ID)",
+                    )
+                )
+            notes.append(f"{len(skipped)} rollout check(s) skipped: no baseline run given")
     if policy.high_risk is not None:
         checks.append(
             high_risk_check(

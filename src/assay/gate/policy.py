@@ -143,6 +143,16 @@ class AbsoluteCheck(BaseModel):
         return self
 
 
+def metric_name(value: str) -> str:
+    """``value`` when it can name a per-trial metric of a paired comparison."""
+    if not re.fullmatch(r"[A-Za-z_][\w.\-]*", value):
+        raise ValueError(
+            f"{value!r} is not a metric name; use quality, success_rate, latency_s, cost_usd, "
+            "a process metric (tool_errors, ...) or score.<grader>"
+        )
+    return value
+
+
 class RelativeCheck(BaseModel):
     """A paired check against the baseline run with an allowed margin.
 
@@ -164,12 +174,7 @@ class RelativeCheck(BaseModel):
     @field_validator("metric")
     @classmethod
     def _metric(cls, value: str) -> str:
-        if not re.fullmatch(r"[A-Za-z_][\w.\-]*", value):
-            raise ValueError(
-                f"{value!r} is not a metric name; use quality, success_rate, latency_s, cost_usd, "
-                "a process metric (tool_errors, ...) or score.<grader>"
-            )
-        return value
+        return metric_name(value)
 
     @model_validator(mode="after")
     def _one_margin(self) -> RelativeCheck:
@@ -179,6 +184,43 @@ class RelativeCheck(BaseModel):
             )
         if self.metric == "quality" and self.margin is not None and self.margin >= 1:
             raise ValueError(f"a quality margin is a share of tasks in [0, 1), got {self.margin}")
+        return self
+
+
+class Guardrail(RelativeCheck):
+    """A metric that must not get worse by more than its margin while the primary
+    improves: a non-inferiority check (the candidate must show it)."""
+
+    test: Literal["regression", "noninferiority"] = "noninferiority"
+
+    @model_validator(mode="after")
+    def _noninferiority(self) -> Guardrail:
+        if self.test != "noninferiority":
+            raise ValueError("a guardrail is a non-inferiority check; use relative: for a regression check")
+        return self
+
+
+class PrimaryCheck(BaseModel):
+    """The metric a change must improve: passes only when a one-sided test shows the
+    candidate better than the baseline by more than ``min_improvement``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metric: str
+    min_improvement: float = Field(default=0.0, ge=0)
+    alpha: float | None = Field(default=None, gt=0, lt=0.5)
+    direction: Literal["higher", "lower"] | None = None
+    name: str | None = None
+
+    @field_validator("metric")
+    @classmethod
+    def _metric(cls, value: str) -> str:
+        return metric_name(value)
+
+    @model_validator(mode="after")
+    def _quality_zero(self) -> PrimaryCheck:
+        if self.metric == "quality" and self.min_improvement:
+            raise ValueError("for quality the primary test is superiority (min_improvement 0)")
         return self
 
 
@@ -219,6 +261,12 @@ class GatePolicy(BaseModel):
     relative: list[RelativeCheck] = Field(default_factory=list)
     high_risk: HighRiskGate | None = None
     max_harness_error_share: float | None = Field(default=None, ge=0, le=1)
+    primary: PrimaryCheck | None = None
+    """Rollouts: the metric the candidate must improve (against --baseline)."""
+    guardrails: list[Guardrail] = Field(default_factory=list)
+    """Rollouts: metrics that must not get worse beyond their margins (non-inferiority)."""
+    common_only: bool = False
+    """Baseline on another suite version: compare on the tasks both share (said in the notes)."""
     _file: str = PrivateAttr(default="<policy>")
     _lines: dict[str, int] = PrivateAttr(default_factory=dict)
 
@@ -229,9 +277,17 @@ class GatePolicy(BaseModel):
 
     @model_validator(mode="after")
     def _not_empty(self) -> GatePolicy:
-        if not (self.absolute or self.relative or self.high_risk or self.max_harness_error_share is not None):
+        if not (
+            self.absolute
+            or self.relative
+            or self.high_risk
+            or self.max_harness_error_share is not None
+            or self.primary
+            or self.guardrails
+        ):
             raise ValueError(
-                "the policy has no check: add absolute, relative, high_risk or max_harness_error_share"
+                "the policy has no check: add absolute, relative, high_risk, max_harness_error_share, "
+                "primary or guardrails"
             )
         return self
 
@@ -262,12 +318,12 @@ def policy_from_yaml(text: str, file: str = "<policy>") -> GatePolicy:
     except ValidationError as exc:
         raise PolicyError(validation_problems(exc, located)) from None
     policy._file = file
-    for section in ("absolute", "relative"):
+    for section in ("absolute", "relative", "guardrails"):
         for i in range(len(getattr(policy, section))):
             line = located.line((section, i))
             if line is not None:
                 policy._lines[f"{section}[{i}]"] = line
-    for key in ("high_risk", "max_harness_error_share"):
+    for key in ("high_risk", "max_harness_error_share", "primary"):
         if key in data:
             line = located.line((key,))
             if line is not None:

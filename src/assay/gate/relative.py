@@ -87,9 +87,18 @@ def _continuous(
     }
 
 
-def relative_checks(policy: GatePolicy, run: RunLike, baseline: RunLike) -> list[CheckResult]:
+def relative_checks(
+    policy: GatePolicy, run: RunLike, baseline: RunLike, pairing: Pairing | None = None
+) -> list[CheckResult]:
     """Evaluate every relative check of ``policy`` for ``run`` against ``baseline``."""
-    pairing = pair_runs(baseline, run, match=policy.match, task_outcome=policy.task_outcome)
+    if pairing is None:
+        pairing = pair_runs(
+            baseline,
+            run,
+            match=policy.match,
+            task_outcome=policy.task_outcome,
+            common_only=policy.common_only,
+        )
     stats: list[dict[str, Any] | str] = []
     for i, check in enumerate(policy.relative):
         alpha = check.alpha or policy.alpha

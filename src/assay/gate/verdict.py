@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Status = Literal["pass", "fail", "skip"]
-Kind = Literal["absolute", "relative", "high_risk", "harness_errors"]
+Kind = Literal["absolute", "relative", "high_risk", "harness_errors", "primary", "guardrail"]
 
 
 @dataclass

@@ -281,6 +281,20 @@ def compare_markdown(comparison: Comparison) -> str:
 def plan_markdown(plan: Plan) -> str:
     """What a plan needs and what the suite can detect, in a few lines."""
     lines = [f"## assay plan ({plan.design}, alpha {plan.alpha:g}, power {plan.power:g})", ""]
+    if plan.margin is not None:
+        goal = (
+            f"to show not worse than {plan.baseline:.1%} by {100 * plan.margin:.1f} pts "
+            f"(true rate {plan.target:.1%})"
+        )
+        if plan.design == "noninferiority-paired":
+            lines.append(f"- {goal}: **{plan.tasks_needed} tasks** run by both configurations")
+        else:
+            lines.append(
+                f"- {goal}: **{plan.trials_per_arm} independent trials per arm** = "
+                f"**{plan.tasks_needed} tasks × {plan.k} trials** per configuration"
+            )
+        lines += [f"- {note}" for note in plan.notes]
+        return "\n".join(lines) + "\n"
     if plan.mde is not None:
         target = f"{plan.baseline:.1%} → {plan.target:.1%} ({100 * plan.mde:+.1f} pts)"
         if plan.design == "paired":

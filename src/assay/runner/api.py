@@ -16,6 +16,7 @@ from ..core.results import RunInfo, TaskMeta, TrialResult
 from ..core.spec import REDACTED, RunSpec
 from ..core.task import Limits, Task
 from ..core.transcript import Transcript
+from ..envs.perturb import load_perturbations
 from ..envs.sandbox import UNSAFE_ENV
 from ..errors import AssayError, ResumeError
 from ..llm.cassette import Cassette, use_cassette
@@ -24,6 +25,8 @@ from ..metrics.frame import FrameExtras, TrialFrame
 from ..metrics.rag_summary import RAG_STAGES, GradeRow, rag_summary
 from ..metrics.safety import SAFETY_KINDS, safety_summary
 from ..metrics.summary import RunSummary, summarize_run
+from ..store.evidence import load_checks, write_checks
+from ..store.holdout import holdout_tasks, log_holdout
 from ..store.store import Store, now_iso
 from ..suites.loaded import LoadedSuite
 from .executor import Executor
@@ -32,6 +35,7 @@ from .plan import plan_trials
 from .provenance import git_commit, new_run_id, versions
 from .ray_executor import make_executor
 from .resolve import Resolved, TaskSource, load_source, make_spec, resolve, task_source
+from .variants import variant_source
 from .writer import TrialWriter
 
 Progress = Callable[[TrialResult, int, int], None]
@@ -206,6 +210,8 @@ async def run_async(
     st = store if isinstance(store, Store) else Store(store if store is not None else spec.store)
     info, metas = _new_info(resolved, st)
     st.create_run(info, metas)
+    write_checks(st, info.run_id, resolved.evidence_checks)
+    log_holdout(st, info, "run", holdout_tasks(metas))  # every look at the holdout is logged
     del metas
     context = _context(info, resolved.spec, resolved.suite)
     jobs = _jobs(info, context, resolved.suite, resolved.tasks, set())
@@ -247,7 +253,13 @@ async def resume_async(
     st.set_status(run_id, "running")
     info.status = "running"
     wanted = set(info.task_ids)
-    tasks = task_source(loaded, info.seed, lambda t: t.id in wanted)
+    checks = load_checks(st, run_id) if info.spec.probe else None  # no new probing on resume
+    tasks = variant_source(
+        task_source(loaded, info.seed, lambda t: t.id in wanted),
+        load_perturbations(info.spec.perturb),
+        info.seed,
+        checks,
+    )
     jobs = _jobs(info, _context(info, spec, loaded), loaded, tasks, done)
     await _execute(info, spec, st, jobs, len(done), executor, progress, on_start)
     return Run.load(run_id, st)

@@ -32,6 +32,7 @@ from ..core.task import Limits, Task
 from ..core.transcript import Transcript
 from ..envs.environment import Environment
 from ..envs.faults import FAULT_ATTRIBUTE, wrap_with_faults
+from ..envs.perturb import wrap_with_perturbation
 from ..envs.registry import DomainRef, get_domain
 from ..envs.replay import REPLAY_ATTRIBUTE, with_replay
 from ..envs.state import Snapshot, State, diff, state_hash
@@ -344,6 +345,7 @@ async def _play(trial: _Trial) -> None:
     now = task.as_of or trial.started.replace(tzinfo=None)
     env = wrap_with_faults(domain.environment(task, now), run.faults, job.trial.seed)
     env = with_replay(env, task)  # a conversation imported from traces: recorded tool outputs
+    env = wrap_with_perturbation(env, task, job.trial.seed)  # tool-side perturbations (--perturb)
     env.reset(task.initial_state.seed)
     trial.env, trial.initial = env, env.snapshot()
     try:

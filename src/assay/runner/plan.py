@@ -21,15 +21,20 @@ def task_filter(
     strata: Iterable[str] = (),
 ) -> Callable[[Task], bool]:
     """A predicate matching every filter given (tags: any of them; ids: exact, or the
-    id a template's instances share, ``refund`` for ``refund-1``, ``refund-2``...)."""
+    id a template's instances share, ``refund`` for ``refund-1``, ``refund-2``...).
+
+    Holdout tasks are kept only when asked for: ``split="holdout"``, or named by id."""
     tag_set, ids, strata_set = set(tags), set(task_ids), set(strata)
+
+    def named(t: Task) -> bool:
+        return t.id in ids or t.id.rsplit("-", 1)[0] in ids
 
     def keep(t: Task) -> bool:
         return (
-            (not split or t.split == split)
+            (t.split == split if split else t.split != "holdout" or named(t))
             and (not tag_set or bool(tag_set & set(t.tags)))
             and (not strata_set or t.stratum in strata_set)
-            and (not ids or t.id in ids or t.id.rsplit("-", 1)[0] in ids)
+            and (not ids or named(t))
         )
 
     return keep

@@ -7,7 +7,7 @@ A run that cannot start fails here with one clear sentence, before anything is s
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from ..core.sources import ProblemError, parse_yaml, validation_problems
 from ..core.spec import RunSpec
 from ..core.task import Task
 from ..envs.faults import FaultPlan, load_fault_plan
+from ..envs.perturb import load_perturbations
 from ..envs.registry import get_domain
 from ..errors import SpecError
 from ..llm.spec import PROVIDERS, parse_spec
@@ -27,6 +28,7 @@ from ..suites.loaded import LoadedSuite
 from ..suites.loader import load_suite
 from ..users.specs import user_factory
 from .plan import task_filter
+from .variants import check_evidence, load_probe, variant_source
 
 TaskSource = Callable[[], Iterable[Task]]
 
@@ -58,7 +60,7 @@ def make_spec(suite: str, **fields: Any) -> RunSpec:
         raise spec_error(exc) from None
 
 
-_MERGED = ("params", "flags", "model_options", "judge_options", "limits")
+_MERGED = ("params", "flags", "flag_matrix", "model_options", "judge_options", "limits")
 
 
 def merge_spec(
@@ -113,6 +115,8 @@ class Resolved:
     config: Config
     fault_plan: FaultPlan | None
     tasks: TaskSource
+    evidence_checks: list[dict[str, Any]] = field(default_factory=list)
+    """The probe track's checks of the tasks' evidence (empty on the snapshot track)."""
 
     @property
     def trials_per_task(self) -> int:
@@ -183,5 +187,11 @@ def resolve(spec: RunSpec, suite: LoadedSuite | None = None) -> Resolved:
         params=dict(spec.params),
     )
     plan = _checked_faults(spec, loaded)
+    perturbations = load_perturbations(spec.perturb)
+    if perturbations:  # stored resolved: a resumed run perturbs the same way
+        spec = spec.model_copy(update={"perturb": perturbations.model_dump(mode="json")})
     keep = task_filter(spec.split, spec.tags, spec.task_ids)
-    return Resolved(spec, loaded, source, config, plan, task_source(loaded, spec.seed or 0, keep))
+    tasks = task_source(loaded, spec.seed or 0, keep)
+    checks = check_evidence(tasks(), load_probe(spec.probe)) if spec.probe else []
+    tasks = variant_source(tasks, perturbations, spec.seed or 0, checks if spec.probe else None)
+    return Resolved(spec, loaded, source, config, plan, tasks, checks)

@@ -93,7 +93,7 @@ def create_app(
     poll_seconds: float = 2.0,
 ) -> FastAPI:
     """The viewer over ``store``; ``votes`` (a votes file) feeds the ranking page."""
-    from . import api, compare_pages, label_page, rank_page
+    from . import api, badcase_page, compare_pages, label_page, rank_page
     from . import pages as run_pages
 
     st = store if isinstance(store, Store) else Store(store)
@@ -125,6 +125,7 @@ def create_app(
         Page("Compare", "/compare", compare_pages.router),
         Page("Rankings", "/rank", rank_page.router),
         Page("Label", "/label", label_page.router),
+        Page("Badcases", "/badcases", badcase_page.router),
         *pages,
     ):
         register_page(app, page)

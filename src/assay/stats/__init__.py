@@ -23,6 +23,12 @@ from .bootstrap import (
 from .clustered import ClusteredMean, RateInterval, clustered_mean, clustered_rate_interval, clustered_se
 from .intervals import binomial_se, wilson_bounds, wilson_interval
 from .multiplicity import adjust_pvalues, familywise_error_rate
+from .ni_power import (
+    power_noninferiority,
+    power_noninferiority_paired,
+    sample_size_noninferiority,
+    sample_size_noninferiority_paired,
+)
 from .paired import (
     PermutationResult,
     mcnemar_exact,
@@ -118,12 +124,16 @@ __all__ = [
     "pass_hat_k_rate",
     "period_end",
     "power_mcnemar",
+    "power_noninferiority",
+    "power_noninferiority_paired",
     "power_two_proportions",
     "quantile_interval",
     "rank_average",
     "ratings_over_time",
     "raw_agreement",
     "sample_size_mcnemar",
+    "sample_size_noninferiority",
+    "sample_size_noninferiority_paired",
     "sample_size_two_proportions",
     "sign_flip_test",
     "spearman_rho",

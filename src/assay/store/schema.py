@@ -198,3 +198,62 @@ probes = Table(
     Column("data", Text, nullable=False),
 )
 """Model endpoint probes (``assay probe``): one JSON document each, see store/probes.py."""
+
+# --- the golden-set lifecycle (docs/lifecycle.md): added tables, created on open ------------
+badcases = Table(
+    "badcases",
+    metadata,
+    Column("badcase_id", String(64), primary_key=True),
+    Column("created_at", String(40), nullable=False),
+    Column("updated_at", String(40), nullable=False),
+    Column("source", String(20), nullable=False),  # trial | trace | manual
+    Column("status", String(20), nullable=False),  # new | triaged | fixed | verified | golden
+    Column("severity", String(20), nullable=False),
+    Column("layer", String(30), nullable=False),
+    Column("suite_name", String(200), nullable=False),
+    Column("run_id", String(128)),
+    Column("owner", String(200)),
+    Column("trials", Integer, nullable=False),
+    Column("phenomenon", Text, nullable=False),
+    Column("data", Text, nullable=False),
+)
+"""Badcase records (one JSON document each, evidence redacted), see store/badcases.py."""
+
+holdout_log = Table(
+    "holdout_log",
+    metadata,
+    Column("entry", Integer, primary_key=True, autoincrement=True),
+    Column("at", String(40), nullable=False),
+    Column("action", String(20), nullable=False),  # run | show | report | compare | gate
+    Column("suite_name", String(200), nullable=False),
+    Column("suite_version", String(50), nullable=False),
+    Column("suite_hash", String(64), nullable=False),
+    Column("run_id", String(128), nullable=False),
+    Column("config_hash", String(64), nullable=False),
+    Column("agent", String(500), nullable=False),
+    Column("tasks", Integer, nullable=False),
+)
+"""Every look at holdout tasks (kept when the run is deleted), see store/holdout.py."""
+
+evidence_checks = Table(
+    "evidence_checks",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("task_id", String(300), primary_key=True),
+    Column("evidence_id", String(200), primary_key=True),
+    Column("status", String(20), nullable=False),  # current | stale | probe_error
+    Column("checked_at", String(40), nullable=False),
+    Column("data", Text, nullable=False),
+    ForeignKeyConstraint(["run_id"], ["runs.run_id"], ondelete="CASCADE"),
+)
+"""What the probe track found for each evidence record of a run, see store/evidence.py."""
+
+experiments = Table(
+    "experiments",
+    metadata,
+    Column("experiment_id", String(128), primary_key=True),
+    Column("created_at", String(40), nullable=False),
+    Column("suite_name", String(200), nullable=False),
+    Column("data", Text, nullable=False),
+)
+"""Flag-matrix experiments: their factors and the run of each arm, see store/experiments.py."""

@@ -7,6 +7,8 @@ function of (conversation, context), so they can be replayed exactly.
 - :class:`FlakyAgent` is careful but slips at each decision with a seeded probability
   (``options["slip"]``, default 0.08), so pass^k falls as k grows while the same seed
   reproduces the same trial exactly.
+- :class:`FlaggedAgent` is careful except for the checks its feature flags turn off
+  (``--flag confirm=off``): a system under test for flag-matrix experiments.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Sequence
 
 from ....agents.base import AgentContext, AgentTurn
 from ....core.hashing import derive_seed
-from ....core.messages import Message, ToolSpec
+from ....core.messages import Message, ToolCall, ToolSpec
 from .policy import decide
 
 DEFAULT_SLIP = 0.08
@@ -57,4 +59,33 @@ class FlakyAgent(CarefulAgent):
         return draw < self.probability
 
 
-__all__ = ["DEFAULT_SLIP", "CarefulAgent", "FlakyAgent", "HastyAgent"]
+#: Flag values that turn a check off.
+OFF = ("off", "false", "0", "no")
+
+
+class FlaggedAgent(CarefulAgent):
+    """Careful, except for the decisions (see :mod:`.policy`: ``identity``, ``confirm``,
+    ``window``, ``pushback``, ``injection``...) whose flag is off: ``--flag confirm=off``
+    makes it write without asking. ``--flag double_check=on`` looks every order up twice
+    (a redundant call: same outcome, more tool calls). Other flags are ignored."""
+
+    def slip(self, decision: str, anchor: int) -> bool:
+        return _off(self.ctx.flags.get(decision, "on"))
+
+    async def respond(self, conversation: Sequence[Message], tools: Sequence[ToolSpec]) -> AgentTurn:
+        turn = decide(conversation, self.ctx.now, self.slip)
+        if not _off(self.ctx.flags.get("double_check", "off")):
+            again = [
+                ToolCall(f"{c.id}_again", c.name, dict(c.arguments))
+                for c in turn.tool_calls
+                if c.name == "get_order_details"
+            ]
+            turn.tool_calls = [*turn.tool_calls, *again]
+        return turn
+
+
+def _off(value: object) -> bool:
+    return value is False or str(value).strip().lower() in OFF
+
+
+__all__ = ["DEFAULT_SLIP", "CarefulAgent", "FlaggedAgent", "FlakyAgent", "HastyAgent"]

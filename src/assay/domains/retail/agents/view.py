@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
 from functools import cached_property
 from typing import Any
 
@@ -31,9 +32,13 @@ INTENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cancel", re.compile(r"\bcancel", re.IGNORECASE)),
     ("address", re.compile(r"\bshipping address\b|\bchange (?:the|my) address\b", re.IGNORECASE)),
     ("refund", re.compile(r"\brefund|\bmoney back\b", re.IGNORECASE)),
-    ("status", re.compile(r"\bstatus\b|\bwhere is\b|\btrack", re.IGNORECASE)),
+    ("status", re.compile(r"\bstatus\b|\bwhere is\b|\btrack(?:ing|ed|s)?\b", re.IGNORECASE)),
 )
 FIND_TOOLS = ("find_user_id_by_email", "find_user_id_by_name_zip")
+MONEY_KEYS = re.compile(r"(?:^|_)(?:total|amount|price|cost|paid|refunded)(?:$|_)")
+MONEY_TEXT = re.compile(r"^\$?\s*([\d,]+(?:\.\d+)?)\s*(?:USD)?$", re.IGNORECASE)
+CENTS_TEXT = re.compile(r"^(\d+)\s*cents?$", re.IGNORECASE)
+DATE_FORMATS = ("%B %d, %Y", "%b %d, %Y", "%m/%d/%Y", "%Y-%m-%dT%H:%M:%SZ")
 WRITE_TOOLS = ("refund_delivered_order", "cancel_pending_order", "update_order_address")
 
 
@@ -44,12 +49,98 @@ def own_words(text: str) -> str:
     return text[: match.start()] if match else text
 
 
+def _plain(key: str, value: Any) -> Any:
+    """A tool value read the way the agent needs it: amounts as numbers (``"$1,299.00"``,
+    ``"1299.00 USD"``, ``"129900 cents"``), dates as ISO dates (``"June 10, 2025"``,
+    ``"06/10/2025"``, ``"2025-06-10T00:00:00Z"``); anything else as it is."""
+    if isinstance(value, dict):
+        return {k: _plain(k, v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(key, v) for v in value]
+    if not isinstance(value, str):
+        return value
+    if MONEY_KEYS.search(key):
+        if match := MONEY_TEXT.match(value.strip()):
+            return float(match.group(1).replace(",", ""))
+        if match := CENTS_TEXT.match(value.strip()):
+            return int(match.group(1)) / 100
+    if key.endswith("_at") and value:
+        try:
+            return date.fromisoformat(value).isoformat()
+        except ValueError:
+            pass
+        for fmt in DATE_FORMATS:
+            try:
+                return datetime.strptime(value, fmt).date().isoformat()
+            except ValueError:
+                continue
+    return value
+
+
+#: The words and phrases each intent hangs on, for reading them through a typo.
+KEYWORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("human", ("human", "real person", "manager", "supervisor", "representative", "live agent")),
+    ("cancel", ("cancel",)),
+    ("address", ("shipping address", "change the address", "change my address")),
+    ("refund", ("refund", "money back")),
+    ("status", ("status", "where is", "track")),
+)
+_WORDS = re.compile(r"[A-Za-z]+")
+
+
+def one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by at most one slip: a letter replaced, dropped,
+    added, or two neighbours swapped (Damerau-Levenshtein distance <= 1)."""
+    if a == b:
+        return True
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diff) == 1 or (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def _slipped(word: str, keyword: str) -> bool:
+    """A word read as ``keyword``: equal, or both of 4+ letters, the same first letter and
+    one slip apart ("refnud" is refund; "here" is not "where")."""
+    return word == keyword or (
+        len(word) >= 4 and len(keyword) >= 4 and word[0] == keyword[0] and one_edit(word, keyword)
+    )
+
+
+def mentions(text: str, phrases: Sequence[str]) -> bool:
+    """Whether ``text`` holds one of ``phrases``, each word read through one typo."""
+    words = [w.lower() for w in _WORDS.findall(text)]
+    for phrase in phrases:
+        parts = phrase.split()
+        for i in range(len(words) - len(parts) + 1):
+            if all(_slipped(w, k) for w, k in zip(words[i : i + len(parts)], parts, strict=True)):
+                return True
+    return False
+
+
 def intent_of(text: str) -> str | None:
-    """What a user message asks for: human, cancel, address, refund, status or None."""
+    """What a user message asks for: human, cancel, address, refund, status or None.
+    The intent's words are also recognised through one typo ("refnud", "cancle")."""
     for name, pattern in INTENTS:
         if pattern.search(text):
             return name
+    for name, phrases in KEYWORDS:
+        if mentions(text, phrases):
+            return name
     return None
+
+
+def asks_for_human(text: str) -> bool:
+    """Whether a user message asks for a person (also through one typo)."""
+    return bool(HUMAN.search(text)) or mentions(text, dict(KEYWORDS)["human"])
 
 
 @dataclass(frozen=True)
@@ -64,8 +155,9 @@ class ToolEvent:
 
     @property
     def data(self) -> Any:
+        """The result, with amounts and dates read whatever their format (:func:`_plain`)."""
         try:
-            return json.loads(self.content)
+            return _plain("", json.loads(self.content))
         except (ValueError, TypeError):
             return self.content
 
@@ -115,7 +207,7 @@ class View:
         return self.goal[0] if self.goal else 0
 
     def asks_for_human(self) -> bool:
-        return bool(self.user) and bool(HUMAN.search(own_words(self.user[-1][1])))
+        return bool(self.user) and asks_for_human(own_words(self.user[-1][1]))
 
     @cached_property
     def injection_index(self) -> int | None:
