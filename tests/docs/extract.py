@@ -3,13 +3,17 @@
 **What counts as a command.** Every line of a fenced code block whose info string is
 ``bash``, ``sh``, ``shell`` or ``console``, in page order:
 
-- a line ending in ``\\`` continues on the next line;
+- in a ``console`` block only lines starting with ``$ `` are commands (the rest is
+  their output);
+- a line ending in ``\\`` continues on the next line, and so does a synopsis whose next
+  line starts with ``[``;
 - ``#`` at the start of a line or after a space (outside quotes) starts a comment;
   blank and comment-only lines are not commands. ``# exit N`` in a line's comment is the
   exit status the docs promise for its (last) command; without it the status must be 0;
 - ``A && B``, ``A ; B`` and ``A & B`` are separate commands, run in order;
-- ``[...]`` after a space is an optional part of a synopsis: the command runs without it,
-  and every ``--option`` it names must be an option of the command (``--help``);
+- ``[...]`` (or ``[...]...``) after a space is an optional part of a synopsis: the
+  command runs without it, and every ``--option`` it names must be an option of the
+  command;
 - leading ``NAME=VALUE`` words set environment variables for that command only, and
   ``> FILE`` sends its standard output to a file.
 
@@ -24,6 +28,8 @@ a reader is assumed to have, or what cannot run here; each applies to the next b
 - ``<!-- docs-test: file NAME -->``: the block's text is written to NAME in the page's folder;
 - ``<!-- docs-test: link NAME=SOURCE -->``: NAME is a symbolic link to SOURCE (relative to the
   repository, or ``$ASSAY_TAU2_DATA/...``): files the reader has from elsewhere;
+- ``<!-- docs-test: copy NAME=SOURCE -->``: NAME is a copy of SOURCE (for what the
+  commands change, such as a suite folder);
 - ``<!-- docs-test: run ID=FIXTURE -->``: the store holds the shared run FIXTURE (``careful``,
   ``flaky`` or ``hasty``) under the id ID;
 - ``<!-- docs-test: env NAME=VALUE -->``: a variable the reader's shell has;
@@ -43,7 +49,7 @@ SHELL = {"bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^(?P<fence>```+|~~~+)(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.S | re.M)
 MARKER = re.compile(r"<!--\s*docs-test:\s*(?P<body>.*?)\s*-->", re.S)
 EXIT = re.compile(r"\bexit (\d+)\b")
-OPTIONAL = re.compile(r"(?<=\s)\[[^\[\]]*\]")
+OPTIONAL = re.compile(r"(?<=\s)\[[^\[\]]*\](?:\.\.\.)?")
 SEPARATORS = {"&&", ";", "&"}
 
 
@@ -62,7 +68,7 @@ def rel(path: Path) -> str:
 
 @dataclass
 class Marker:
-    kind: str  # skip, file, link, run, env, stdin
+    kind: str  # skip, file, link, copy, run, env, stdin
     arg: str = ""  # skip: the TEXT to match ("" = whole block); link/run/env: NAME=VALUE; file: NAME
     reason: str = ""  # skip: why
 
@@ -118,13 +124,13 @@ def parse_marker(body: str, where: str) -> Marker:
         return Marker("skip", m.group("text") or "", " ".join(m.group("reason").split()))
     if kind == "file" and rest and " " not in rest:
         return Marker("file", rest)
-    if kind in ("link", "run", "env") and "=" in rest and " " not in rest:
+    if kind in ("link", "copy", "run", "env") and "=" in rest and " " not in rest:
         return Marker(kind, rest)
     if kind == "stdin" and rest:
         return Marker("stdin", rest)
     raise DocsTestError(
-        f"{where}: unknown docs-test marker {body!r} (skip, file NAME, link NAME=SOURCE, run ID=FIXTURE, "
-        "env NAME=VALUE, stdin TEXT)"
+        f"{where}: unknown docs-test marker {body!r} (skip, file NAME, link NAME=SOURCE, copy NAME=SOURCE, "
+        "run ID=FIXTURE, env NAME=VALUE, stdin TEXT)"
     )
 
 
@@ -168,7 +174,16 @@ def logical_lines(block: Block) -> list[tuple[int, str, str]]:
     comments: list[str] = []
     start = 0
     for offset, raw in enumerate(block.text.splitlines()):
+        if block.lang == "console" and not pending:  # `$ command`, then its output
+            if not raw.startswith("$ "):
+                continue
+            raw = raw[2:]
         code, comment = strip_comment(raw)
+        if not pending and code.strip().startswith("[") and out:  # a synopsis wrapped on two lines
+            line, previous, previous_comment = out.pop()
+            joined_comment = " ".join(filter(None, [previous_comment, comment]))
+            out.append((line, f"{previous} {code.strip()}", joined_comment))
+            continue
         if not pending:
             start = block.line + 1 + offset
         if comment:

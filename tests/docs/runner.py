@@ -27,10 +27,14 @@ collector; ``--port N`` of ``assay view`` becomes a free port.
 **Placeholders** (whole words of ``assay`` commands): ``RUN_ID`` and ``RUN`` are the run
 the page's commands made last (the shared run ``careful`` if none); ``RUN_A``, ``RUN_B``,
 ``RUN_C`` are the shared runs ``careful``, ``flaky`` and ``hasty``; ``SUITE`` is
-``retail`` and ``SPEC`` ``builtin:retail-flaky``. The shared runs are ``assay run retail
---agent builtin:retail-NAME -k 1 --run-id NAME``, made once per session and imported into
-a page's store when it needs them. Any other upper-case word that is not a variable of
-the page is an error, so a new placeholder cannot go unnoticed.
+``retail``, ``SPEC`` ``builtin:retail-flaky`` and ``DIR`` ``suites/retail`` (a copy of the
+retail suite, given by a copy marker); ``BADCASE_ID`` and ``ID`` are the badcase id
+(``bc-...``) and ``TASK_ID`` the candidate task (``.review/TASK_ID.yaml``) that the
+newest output of the page's commands holding one printed. The shared runs are ``assay run
+retail --agent builtin:retail-NAME -k 1 --run-id NAME``, made once per session and
+imported into a page's store when it needs them. Any other upper-case word that is not
+a variable of the page or a run of its store is an error, so a new placeholder cannot go
+unnoticed.
 
 **Identical runs are shared.** ``assay run retail`` with built-in agents and plain options
 (:data:`PLAIN_RUN_OPTIONS`) gives the same run on every page, so it runs once per session;
@@ -64,7 +68,13 @@ from .extract import ROOT, Block, Command, DocsTestError, blocks, commands
 
 FIXTURE_RUNS = ("careful", "flaky", "hasty")
 RUN_PLACEHOLDERS = {"RUN_A": "careful", "RUN_B": "flaky", "RUN_C": "hasty"}
-WORD_PLACEHOLDERS = {"SUITE": "retail", "SPEC": "builtin:retail-flaky"}
+WORD_PLACEHOLDERS = {"SUITE": "retail", "SPEC": "builtin:retail-flaky", "DIR": "suites/retail"}
+#: placeholders of what an earlier command printed: the newest output that holds one
+PRINTED_PLACEHOLDERS = {
+    "BADCASE_ID": r"\b(bc-[0-9a-f]{10})\b",
+    "ID": r"\b(bc-[0-9a-f]{10})\b",
+    "TASK_ID": r"\.review/([\w.-]+)\.yaml",
+}
 LATEST_PLACEHOLDERS = ("RUN_ID", "RUN")
 LOOPBACK_URL = re.compile(r"https?://(?:localhost|127\.0\.0\.1):\d+(?P<path>/[^\s'\"]*)?")
 #: ``assay run retail`` options after which a run depends on nothing but its words
@@ -134,6 +144,7 @@ class PageRun:
         }
         self.outcomes: list[Outcome] = []
         self.made: list[str] = []  # runs the page's commands made, in order
+        self.outputs: list[str] = []  # what the page's assay commands printed, in order
         self.venvs: set[str] = set()
         self.stdin = ""
 
@@ -166,12 +177,15 @@ class PageRun:
         self.stdin = ""
         for m in block.markers:
             name, _, value = m.arg.partition("=")
-            if m.kind == "link":
-                source = self.source_path(value, block)
-                link = self.cwd / name
-                link.parent.mkdir(parents=True, exist_ok=True)
-                if not link.exists():
-                    link.symlink_to(source, target_is_directory=source.is_dir())
+            if m.kind in ("link", "copy") and not (self.cwd / name).exists():
+                source, target = self.source_path(value, block), self.cwd / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if m.kind == "link":
+                    target.symlink_to(source, target_is_directory=source.is_dir())
+                elif source.is_dir():
+                    shutil.copytree(source, target)
+                else:
+                    shutil.copyfile(source, target)
             elif m.kind == "run":
                 self.ensure_run(name, value)
             elif m.kind == "env":
@@ -245,10 +259,19 @@ class PageRun:
             elif a in RUN_PLACEHOLDERS:
                 a = RUN_PLACEHOLDERS[a]
                 self.ensure_run(a, a)
-            elif re.fullmatch(r"[A-Z][A-Z0-9_]+", a) and a not in self.env:
+            elif a in PRINTED_PLACEHOLDERS:
+                a = self.printed(a, cmd)
+            elif re.fullmatch(r"[A-Z][A-Z0-9_]+", a) and a not in self.env and a not in self.runs():
                 raise DocsTestError(f"{cmd.where}: unknown placeholder {a} in `{cmd.source}`")
             out.append(a)
         return out
+
+    def printed(self, placeholder: str, cmd: Command) -> str:
+        for output in reversed(self.outputs):
+            found = re.search(PRINTED_PLACEHOLDERS[placeholder], output)
+            if found:
+                return found.group(1)
+        raise DocsTestError(f"{cmd.where}: no earlier command of the page printed a {placeholder}")
 
     # -- commands -------------------------------------------------------------------------
     def execute(self, cmd: Command) -> tuple[str, str]:
@@ -331,6 +354,7 @@ class PageRun:
                 if f"memo:{run_id}" not in self.shared.files:
                     self.shared.files[f"memo:{run_id}"] = self.shared.export(store, run_id)
                 self.import_run(self.shared.files[f"memo:{run_id}"])
+                self.outputs.append(res.stdout + res.stderr)
                 self.finish(cmd, res)
                 self.made.append(run_id)
                 return "shared", f"run {run_id}, made by the identical command of an earlier page"
@@ -341,6 +365,7 @@ class PageRun:
         importlib.invalidate_caches()  # files the page just wrote are importable
         with environment({}, self.cwd, extra, purge=self.work):
             res = assay_in_process(args, env, self.stdin)
+        self.outputs.append(res.stdout + res.stderr)
         status = self.finish(cmd, res)
         made = sorted(set(self.runs()) - before)
         self.made += made

@@ -36,11 +36,14 @@ PAGES = [p for p in pages() if page_commands(p)]
 #: pages whose commands take tens of seconds even when shared (measured on the 2-core
 #: machine): marked slow (``-m "not slow"`` leaves them out locally; CI runs them)
 SLOW = {
+    "README.md": "about 40 runs: tau2 telecom, Ray, perturbations, a flag matrix...",
     "docs/code.md": "164 HumanEval problems twice in the sandbox",
     "docs/rag.md": "three runs of the 97 banking_knowledge tasks",
     "docs/pytest.md": "four pytest sessions of two k=4 retail evals",
     "docs/judges.md": "judge runs of the retail suite and a pairwise judging",
     "docs/traces.md": "an LLM run exported, imported and replayed",
+    "docs/lifecycle.md": "perturbations and two flag matrices of the retail suite",
+    "docs/scale.md": "a Ray started for one run",
 }
 
 
