@@ -20,6 +20,7 @@ from tests.support.fake_llm_server import FakeLLMServer
 from typer.testing import CliRunner
 
 from assay.cli import app
+from assay.core import GradeResult, TrialResult
 from assay.errors import RunNotFound
 from assay.store import Store
 
@@ -142,6 +143,27 @@ def test_label_interactively_from_piped_answers_then_export(tmp_path: Path) -> N
     assert cal["graders"][0]["grader"] == "(trial reward)" and cal["graders"][0]["dimensions"][0]["n"] == 2
     # the rewards disagree with one label of two: the "judge" is not usable, exit 1
     assert cal["graders"][0]["verdict"] == "judge not usable" and calibrated.returncode == 1
+
+
+def test_label_asks_only_about_trials_the_judge_grader_graded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As in retail, where only the hand-written tasks have the judge grader: the other
+    trials have no judge verdict to label, so they are not asked about."""
+    db = tmp_path / "assay.db"
+    st = Store(db)
+    write = st.write_trial
+
+    def with_judge_on_t1(result: TrialResult) -> bool:
+        if result.task_id == "t1":
+            result.grades.append(GradeResult("explanation", "judge", True, score=1.0, gating=False))
+        return write(result)
+
+    monkeypatch.setattr(st, "write_trial", with_judge_on_t1)
+    store_run(st, "r1", "python:a", {("t1", 0): "judged answer", ("t2", 0): "answer nobody judged"})
+    proc = assay("label", "r1", "--overall-only", "--labeller", "ana", store=db, stdin="p\nfine\n")
+    assert proc.returncode == 0 and "saved 1 label(s) by ana" in proc.stderr, proc.stderr
+    assert "judged answer" in proc.stdout and "answer nobody judged" not in proc.stdout
 
 
 def test_user_mistakes_exit_2_with_a_located_message(tmp_path: Path) -> None:

@@ -221,3 +221,16 @@ def test_two_processes_starting_the_same_run_id(suite: Path, tmp_path: Path) -> 
         if code:
             assert code == 2 and "already exists" in err and err.strip().count("\n") <= 1, err
     assert statuses(db) == {"same": "finished"}
+
+
+def test_a_host_that_does_not_resolve_is_unreachable() -> None:
+    """psycopg says so without a SQLSTATE (found by the docs test of a shared store)."""
+    from assay.store.faults import fault
+
+    class OperationalError(Exception):
+        sqlstate = None
+
+    error = OperationalError("failed to resolve host 'db.internal': [Errno -2] Name or service not known")
+    found = fault(error, "postgresql+psycopg://assay@db.internal:5432/assay")
+    assert found is not None and found.exit_code == 4
+    assert str(found).startswith("cannot open or reach store postgresql+psycopg://assay@db.internal:5432/assay")

@@ -84,7 +84,9 @@ def _label_interactively(
     done = {(lb.task_id, lb.trial_index, lb.grader) for lb in labels.list(run_id, labeller=labeller)}
     saved = 0
     for r in results:
-        todo = [g for g in graders if relabel or (r.task_id, r.trial_index, g) not in done]
+        # a grader that did not grade this trial leaves nothing to label on it
+        graded = {"", *(gr.grader for gr in r.grades)}
+        todo = [g for g in graders if g in graded and (relabel or (r.task_id, r.trial_index, g) not in done)]
         if not todo:
             continue
         _show_trial(st, run_id, r)
