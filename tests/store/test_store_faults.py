@@ -233,4 +233,6 @@ def test_a_host_that_does_not_resolve_is_unreachable() -> None:
     error = OperationalError("failed to resolve host 'db.internal': [Errno -2] Name or service not known")
     found = fault(error, "postgresql+psycopg://assay@db.internal:5432/assay")
     assert found is not None and found.exit_code == 4
-    assert str(found).startswith("cannot open or reach store postgresql+psycopg://assay@db.internal:5432/assay")
+    assert str(found).startswith(
+        "cannot open or reach store postgresql+psycopg://assay@db.internal:5432/assay"
+    )

@@ -52,7 +52,13 @@ def _what(exc: BaseException) -> tuple[str, str]:
         return "locked", text
     if "disk i/o error" in low:
         return "io", text
-    unreachable = ("unable to open database", "connection", "resolve host", "name or service", "timeout expired")
+    unreachable = (
+        "unable to open database",
+        "connection",
+        "resolve host",
+        "name or service",
+        "timeout expired",
+    )
     if state.startswith(("08", "28", "3D")) or any(words in low for words in unreachable):
         return "unreachable", text
     return "", text
