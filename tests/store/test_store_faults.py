@@ -236,3 +236,38 @@ def test_a_host_that_does_not_resolve_is_unreachable() -> None:
     assert str(found).startswith(
         "cannot open or reach store postgresql+psycopg://assay@db.internal:5432/assay"
     )
+
+
+def test_opening_a_store_never_opens_its_file_outside_sqlite(tmp_path: Path, monkeypatch) -> None:
+    """Closing any descriptor of a database file drops every POSIX lock this process
+    holds on it, those of its open SQLite connections included; another process closing
+    last then deletes the write-ahead log under them, and the next open here reads
+    "database disk image is malformed" (tests/faults/test_sigterm.py met it: a poll that
+    opened the store while it was written). So opening a store checks its file through
+    SQLite only."""
+    import builtins
+    import io
+
+    from assay.store import Store
+
+    db = tmp_path / "s.db"
+    first = Store(db)
+    first.list_runs()
+    opened: list[str] = []
+    real_open, real_io_open = builtins.open, io.open
+
+    def watch(opener):  # type: ignore[no-untyped-def]
+        def wrapped(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+            if str(file).startswith(str(db)):
+                opened.append(str(file))
+            return opener(file, *args, **kwargs)
+
+        return wrapped
+
+    monkeypatch.setattr(builtins, "open", watch(real_open))
+    monkeypatch.setattr(io, "open", watch(real_io_open))
+    second = Store(db)
+    second.check_writable()
+    assert second.list_runs() == [] and opened == []
+    first.close()
+    second.close()

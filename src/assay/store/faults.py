@@ -11,9 +11,10 @@ anything is written to it.
 from __future__ import annotations
 
 import os
-import struct
+import sqlite3
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import Engine, event
 
@@ -22,7 +23,6 @@ from ..errors import StoreError
 #: Files up to this size get ``PRAGMA quick_check`` before a run writes to them (larger
 #: ones only the header check: a full check of a store of millions of trials takes minutes).
 QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 class StoreFault(StoreError):
@@ -121,30 +121,46 @@ def sqlite_path(url: str) -> Path | None:
     return Path(url.removeprefix("sqlite:///").split("?", 1)[0])
 
 
-def header_problem(path: Path) -> str | None:
-    """Why ``path`` is not a sound SQLite file, from its first 100 bytes and its size
-    (None: it looks sound, or it is new and empty)."""
+def header_problem(path: Path, timeout: float = 30.0, read_only: bool = False) -> str | None:
+    """Why ``path`` is not a sound SQLite file (None: it looks sound, or it is new and
+    empty): SQLite must recognise it, and its file must be as long as its pages.
+
+    The file is read through SQLite, never opened directly: closing a descriptor of a
+    database file drops every POSIX lock this process holds on it, including those of
+    its open connections (SQLite's "How To Corrupt" 2.2), after which another process
+    may delete the write-ahead log under them. SQLite closes its own descriptors safely.
+    """
     try:
         size = path.stat().st_size
-        if size == 0:
-            return None
-        with path.open("rb") as fh:
-            head = fh.read(100)
     except FileNotFoundError:
         return None
     except OSError as exc:
         return f"cannot read it: {exc.strerror or exc}"
-    if len(head) < 100 or not head.startswith(SQLITE_HEADER):
+    if size == 0:
+        return None
+    if size < 100:
         return "the file does not start with the SQLite header: it is not a database, or was overwritten"
-    page_size = struct.unpack(">H", head[16:18])[0]
-    page_size = 65536 if page_size == 1 else page_size
-    if page_size < 512 or page_size & (page_size - 1):
-        return f"its header records an impossible page size ({page_size})"
-    pages, change, valid_for = (struct.unpack(">I", head[i : i + 4])[0] for i in (28, 24, 92))
+    mode = "rw"
+    if read_only:
+        mode = "ro" if os.access(path.parent, os.W_OK) else "ro&immutable=1"
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode={mode}", uri=True, timeout=timeout)
+        try:
+            page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+            pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        text = str(exc)
+        if "not a database" in text:
+            return "the file does not start with the SQLite header: it is not a database, or was overwritten"
+        if "locked" in text or "busy" in text:
+            return None  # another process is writing: the engine's own errors say more
+        return f"SQLite cannot read it ({text})"
     wal = path.with_name(path.name + "-wal")
     pending = wal.exists() and wal.stat().st_size > 0  # pages may still be in the write-ahead log
-    if pages and change == valid_for and size < pages * page_size and not pending:
-        return f"the file is truncated: {size} bytes where its header records {pages * page_size}"
+    if not pending and size < pages * page_size:
+        return f"the file is truncated: {size} bytes where it holds {pages} pages of {page_size}"
     return None
 
 

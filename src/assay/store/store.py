@@ -146,7 +146,7 @@ class Store:
                 immutable = "&immutable=1" if not os.access(self.path.parent, os.W_OK) else ""
                 url = f"sqlite:///file:{self.path.resolve()}?mode=ro{immutable}&uri=true"
         if self.path is not None:
-            problem = header_problem(self.path)
+            problem = header_problem(self.path, timeout, read_only=self.read_only is not None)
             if problem is not None:
                 raise StoreFault(
                     f"store {self.url} is corrupt or not an assay store: {problem}; restore it from a copy "
