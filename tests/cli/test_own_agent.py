@@ -92,3 +92,21 @@ def test_init_writes_a_starter_that_runs_and_gates_at_once(folder: Path) -> None
     assert gated.code == 0, gated
     missing = assay_main("show", "latest~5")
     assert missing.code == 2 and "fewer runs" in missing.err
+
+
+def test_the_module_in_the_current_folder_wins_over_one_of_that_name_loaded_before(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two folders with their own ``my_agent.py``, used one after the other in one process
+    (a notebook, the pytest plugin, the docs test): each run gets its folder's module."""
+    for sub, source in (("a", FUNCTION), ("b", SYNC_CLASS.replace("class Agent", "class Other"))):
+        (folder / sub).mkdir()
+        (folder / sub / "my_agent.py").write_text(source)
+    monkeypatch.delitem(sys.modules, "my_agent", raising=False)
+    monkeypatch.chdir(folder / "a")
+    args = ["run", "retail", "-k", "1", "--task", "cancel-pending", "--json"]
+    assert assay_main(*args, "--agent", "python:my_agent:agent").code == 0
+    monkeypatch.chdir(folder / "b")
+    result = assay_main(*args, "--agent", "python:my_agent:Other")
+    assert result.code == 0, result
+    assert sys.modules["my_agent"].__file__ == str(folder / "b" / "my_agent.py")

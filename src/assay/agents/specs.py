@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..core.registry import Registry, import_object
@@ -137,6 +138,11 @@ def _import_from_cwd(path: str) -> Any:
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)
+    top = path.partition(":")[0].split(".")[0]
+    here = Path(cwd, f"{top}.py")
+    loaded = sys.modules.get(top)
+    if loaded is not None and here.is_file() and Path(getattr(loaded, "__file__", "") or "") != here:
+        del sys.modules[top]  # a module of that name from elsewhere (another folder, earlier)
     return import_object(path)
 
 
