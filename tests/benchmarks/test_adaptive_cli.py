@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # CI runs it; pytest -m 'not slow' leaves it out locally
+
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 

@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # CI runs it; pytest -m 'not slow' leaves it out locally
+
 ROOT = Path(__file__).parents[2]
 
 

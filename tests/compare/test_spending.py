@@ -52,6 +52,7 @@ def test_with_a_steady_discordance_it_is_the_calibrated_sprt(theta: float) -> No
         assert state == paired_path(a, b, test.design)
 
 
+@pytest.mark.slow
 def test_type_one_error_is_held_whatever_the_discordance_does() -> None:
     """Under H0 with a discordance that drifts (0.5 then 0.3), rejections stay within
     alpha; the alpha the test spent is never above it."""

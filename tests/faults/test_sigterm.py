@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.support.fake_llm_server import FakeLLMServer
 from tests.support.scripted_brain import brain
 
@@ -26,6 +27,7 @@ def slow_brain(request: dict[str, Any]) -> Any:
     return brain(request)
 
 
+@pytest.mark.slow
 def test_sigterm_marks_the_run_interrupted_and_resume_completes_it(tmp_path: Path) -> None:
     store = tmp_path / "s.db"
     env = {

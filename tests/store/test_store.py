@@ -186,6 +186,7 @@ def test_several_processes_write_one_store(store_url: str, tmp_path: Path) -> No
     assert {r["status"] for r in store.list_runs()} == {"finished"}
 
 
+@pytest.mark.slow
 def test_a_ray_driver_and_a_local_run_write_one_postgres_store(pg_server: str, tmp_path: Path) -> None:
     """The shared-store set-up of docs/scale.md: a Ray run's driver and a local run on
     another "machine" write one PostgreSQL database at the same time."""

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from tests.support.suite_fuzz import Result, fuzz, tally
 
+pytestmark = pytest.mark.slow  # CI runs it; pytest -m 'not slow' leaves it out locally
+
 SEED = 20_000
 
 

@@ -199,6 +199,7 @@ def _trial(i: int, data: dict[str, Any], context: str) -> tuple[TrialResult, Tra
     return result, transcript
 
 
+@pytest.mark.slow
 def test_planted_secrets_and_personal_data_never_leave(
     retail_run: tuple[assay.Run, Path], tmp_path: Path
 ) -> None:

@@ -19,7 +19,7 @@ from tests.support.phoenix import PhoenixServer
 
 from .conftest import llm_run
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 
 def _by_trace(spans: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

@@ -85,6 +85,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, env=env)
 
 
+@pytest.mark.slow
 def test_cli_regrade_then_show_compare_and_report(root: Path, data_dir: Path, tmp_path: Path) -> None:
     db = str(tmp_path / "cli.db")
     sims = root / "simulations"
