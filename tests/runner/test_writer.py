@@ -118,3 +118,42 @@ def test_a_jsonl_suite_is_parsed_once_per_run(tmp_path: Path, monkeypatch: pytes
     run = assay.run(loaded, agent="python:tests.runner.test_writer:hello", store=str(tmp_path / "s.db"))
     assert len(run.frame()) == 15 and run.summary().overall.success_rate == 1.0
     assert len(passes) == 1  # not once per trial index (k = 3) plus once to plan
+
+
+def test_a_run_waits_for_a_slow_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through ``assay.run``: finished trials wait for room in the writer rather than pile
+    up (the run's result callback once dropped the writer's awaitable, and the backlog
+    grew with the run: a 100,000-trial run held trials 14 s on median before storing them)."""
+    import assay.runner.api as api
+    from assay.store import Store
+
+    peaks: list[int] = []
+
+    class Watched(TrialWriter):
+        def __init__(self, store: Store, **kwargs: object) -> None:
+            super().__init__(store, batch=4, max_pending=16, **kwargs)  # type: ignore[arg-type]
+
+        def add(self, result: TrialResult):  # type: ignore[no-untyped-def]
+            waiting = super().add(result)
+            peaks.append(self.uncommitted)
+            return waiting
+
+    real = Store.write_trials
+
+    def slow(self: Store, results: list[TrialResult]) -> int:
+        time.sleep(0.02)
+        return real(self, results)
+
+    monkeypatch.setattr(api, "TrialWriter", Watched)
+    monkeypatch.setattr(Store, "write_trials", slow)
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "suite.yaml").write_text(
+        "name: many\ndefaults: {trials: 4}\ntasks:\n  - id: t\n    instances: 60\n"
+        "    user: {opening: 'Say hello.'}\n    graders: [{text: {contains: hello}}]\n"
+    )
+    run = assay.run(
+        str(suite), agent="python:tests.runner.test_writer:hello", store=str(tmp_path / "s.db"), concurrency=8
+    )
+    assert len(run.frame()) == 240
+    assert max(peaks) <= 16 + 8  # the bound, plus the trials in flight when it was reached

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -386,9 +387,15 @@ async def _execute(
     writer = TrialWriter(st, on_written=written)
     breaker = Breaker(spec.breaker, info.run_id)
 
-    def finished_trial(result: TrialResult) -> None:
-        writer.add(result)
-        breaker.see(result)  # an endpoint that stays down stops the run here
+    def finished_trial(result: TrialResult) -> Awaitable[None] | None:
+        waiting = writer.add(result)  # awaited by the trial's worker: the writer's backpressure
+        try:
+            breaker.see(result)  # an endpoint that stays down stops the run here
+        except BaseException:
+            if inspect.iscoroutine(waiting):
+                waiting.close()
+            raise
+        return waiting
 
     flusher = asyncio.create_task(writer.run())
     try:
