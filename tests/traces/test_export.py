@@ -134,7 +134,7 @@ def test_unreachable_endpoint_is_reported_not_fatal_to_the_export(
     _, store = retail_run
     url = f"http://127.0.0.1:{free_port()}"
     out = assay_main("export-traces", "exp", "--otel-endpoint", url, "--store", str(store))
-    assert out.code == 2 and "could not be sent" in out.err
+    assert out.code == 2 and "could not be sent" in out.err and "cannot connect" in out.err
 
 
 # -- the planted corpus -------------------------------------------------------------------

@@ -80,6 +80,8 @@ def export_traces(
         raise AssayError(f"--otel-endpoint {otel_endpoint!r}: expected an http:// or https:// URL")
     st = Store(store)
     st.get_run(run_id)  # an unknown run fails before anything is sent
+    if otel_endpoint is not None:
+        _check_reachable(otel_endpoint)
     redact = _redactor(no_redact, redact_config)
     exporter = TraceExporter(endpoint=otel_endpoint, path=output, project=project, redact=redact)
     counts = export_run_traces(st, run_id, exporter)
@@ -93,6 +95,23 @@ def export_traces(
         )
     if counts.failed_batches:
         raise AssayError(f"{counts.failed_batches} batch(es) of spans could not be sent to {target}")
+
+
+def _check_reachable(endpoint: str) -> None:
+    """Fail at once when nothing listens at the endpoint (the exporter would retry for
+    its whole timeout before giving up on each batch)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(endpoint)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname or "", port), timeout=5).close()
+    except OSError as exc:
+        raise AssayError(
+            f"spans could not be sent to {endpoint}: cannot connect ({exc.strerror or exc}); "
+            "is the collector (Phoenix, an OpenTelemetry Collector...) running there?"
+        ) from None
 
 
 @app.command("replay")
