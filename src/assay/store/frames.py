@@ -351,28 +351,34 @@ def grade_rows(engine: Engine, run_id: str, kinds: Iterable[str]) -> list[GradeT
     trial order, as ``(task_id, trial_index, grader, kind, passed, skipped, metrics)``:
     the fields of :class:`assay.metrics.GradeRow`, which the RAG summary reads."""
     g = schema.grades
-    query = (
-        select(g.c.task_id, g.c.trial_index, g.c.grader, g.c.kind, g.c.passed, g.c.skipped, g.c.metrics)
-        .where(g.c.run_id == run_id, g.c.kind.in_(sorted(set(kinds))))
-        .order_by(g.c.task_id, g.c.trial_index, g.c.position)
-    )
+    # no ORDER BY: the database then finds the rows by the index on kind (sorting by the
+    # primary key would make it walk every grade of the run); they are few, sorted here
+    query = select(
+        g.c.task_id, g.c.trial_index, g.c.position, g.c.grader, g.c.kind, g.c.passed, g.c.skipped, g.c.metrics
+    ).where(g.c.run_id == run_id, g.c.kind.in_(sorted(set(kinds))))
     with engine.connect() as conn:
-        return [
-            (task, trial, grader, kind, passed, bool(skipped), json.loads(metrics))
-            for task, trial, grader, kind, passed, skipped, metrics in conn.execute(query)
-        ]
+        rows = sorted(conn.execute(query), key=lambda r: (r[0], r[1], r[2]))
+    return [
+        (task, trial, grader, kind, passed, bool(skipped), json.loads(metrics))
+        for task, trial, _, grader, kind, passed, skipped, metrics in rows
+    ]
+
+
+# Ordered by grader first: the covering index ix_grades_by_grader gives the rows in
+# that order, with no sort and no visit of the table's rows; each grader's rows come in
+# task and trial order as before.
+_GRADED_SCORES_SQL = """
+SELECT task_id, grader, score FROM grades
+WHERE run_id = :run_id AND NOT skipped AND score IS NOT NULL AND grader IN (
+  SELECT DISTINCT grader FROM grades
+  WHERE run_id = :run_id AND NOT skipped AND score IS NOT NULL AND score <> 0 AND score <> 1)
+ORDER BY grader, task_id, trial_index, position
+"""
 
 
 def graded_scores(engine: Engine, run_id: str) -> list[tuple[str, str, float]]:
     """``(task_id, grader, score)`` of the not-skipped grades of graders whose scores are
-    not all 0 or 1 (rubric judges, partial credit), in task and trial order."""
-    g = schema.grades
-    scored = (g.c.run_id == run_id) & ~g.c.skipped & g.c.score.is_not(None)
-    graders = select(g.c.grader).where(scored, g.c.score != 0, g.c.score != 1).distinct()
-    query = (
-        select(g.c.task_id, g.c.grader, g.c.score)
-        .where(scored, g.c.grader.in_(graders.scalar_subquery()))
-        .order_by(g.c.task_id, g.c.trial_index, g.c.position)
-    )
-    with engine.connect() as conn:
-        return [(task, grader, float(score)) for task, grader, score in conn.execute(query)]
+    not all 0 or 1 (rubric judges, partial credit), by grader, each in task and trial
+    order (raw cursor: no per-row wrapping)."""
+    rows = _fetch(engine, _GRADED_SCORES_SQL, run_id)
+    return [(task, grader, float(score)) for task, grader, score in rows]
