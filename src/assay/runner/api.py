@@ -113,14 +113,15 @@ class Run:
         (with ``rag`` when the suite has RAG graders: :func:`rag_summary`)."""
         if self._summary is not None:
             return self._summary
-        if self._frame is None and self._extras is None:  # read both at once
-            read: list[Callable[[], Any]] = [self.frame, self.extras]
-            frame, extras = concurrently(self.store.engine, read)
-        else:
-            frame, extras = self.frame(), self.extras()
+
+        def scores() -> list[tuple[str, str, float]]:
+            return self.store.graded_scores(self.run_id)
+
+        read: list[Callable[[], Any]] = [self.frame, self.extras, scores]
+        frame, extras, scored = concurrently(self.store.engine, read)  # the database works meanwhile
         summary = summarize_run(self.info, frame, extras, self.tasks, self.store.count_attempts(self.run_id))
         summary.rag = rag_summary(GradeRow(*row) for row in self.store.grade_rows(self.run_id, RAG_STAGES))
-        summary.scores = score_stats(self.store.graded_scores(self.run_id), self.info.trials_per_task)
+        summary.scores = score_stats(scored, self.info.trials_per_task)
         safety_rows = self.store.grade_rows(self.run_id, SAFETY_KINDS)
         summary.safety = safety_summary(row[6] for row in safety_rows if not row[5])
         if self.info.status == "finished":
