@@ -215,21 +215,15 @@ def value_rows(engine: Engine, run_id: str, name: str) -> list[tuple[str, int, f
     return _fetch(engine, _METRIC_VALUES_SQL, run_id, name)
 
 
-# Failed trials (reward 0): the graders that failed them, and how the others ended.
-_GRADER_FAILURES_SQL = """
-SELECT g.task_id, g.grader, COUNT(*)
-FROM trials AS t CROSS JOIN grades AS g {pk_grades}
-WHERE t.run_id = :run_id AND t.reward = 0
-  AND g.run_id = t.run_id AND g.task_id = t.task_id AND g.trial_index = t.trial_index
+# Failed trials (reward 0): the graders that failed them (grader set), and how the others
+# ended (grader NULL: no gating grader failed them), in one pass over the failed trials.
+_FAILURES_SQL = """
+SELECT t.task_id, g.grader, t.termination, COUNT(*)
+FROM trials AS t LEFT JOIN grades AS g {pk_grades}
+  ON g.run_id = t.run_id AND g.task_id = t.task_id AND g.trial_index = t.trial_index
   AND g.gating AND g.passed = false
-GROUP BY g.task_id, g.grader
-"""
-_OTHER_FAILURES_SQL = """
-SELECT task_id, termination, COUNT(*) FROM trials
-WHERE run_id = :run_id AND reward = 0
-  AND (task_id, trial_index) NOT IN (
-    SELECT task_id, trial_index FROM grades WHERE run_id = :run_id AND gating AND passed = false)
-GROUP BY task_id, termination
+WHERE t.run_id = :run_id AND t.reward = 0
+GROUP BY t.task_id, g.grader, t.termination
 """
 
 
@@ -299,12 +293,11 @@ def frame_aggregates(engine: Engine, run_id: str, summed: bool = True) -> dict[s
 
         return read
 
-    process_rows, grader_failed, other_failed, verdict_rows, usage_rows, call_rows = concurrently(
+    process_rows, failure_rows, verdict_rows, usage_rows, call_rows = concurrently(
         engine,
         [
             rows(means),  # the largest: one row per metric per trial
-            rows(text(_sql(engine, _GRADER_FAILURES_SQL))),
-            rows(text(_OTHER_FAILURES_SQL)),
+            rows(text(_sql(engine, _FAILURES_SQL))),
             rows(verdicts),
             rows(usage),
             rows(calls),
@@ -325,11 +318,11 @@ def frame_aggregates(engine: Engine, run_id: str, summed: bool = True) -> dict[s
             "unpriced_trials": int(unpriced),
         }
     failures: dict[str, Counter[str]] = defaultdict(Counter)
-    for task_id, what, count in [*grader_failed, *other_failed]:
-        failures[task_id][what] += count
     failed_graders: Counter[str] = Counter()
-    for _, grader, count in grader_failed:
-        failed_graders[grader] += count
+    for task_id, grader, termination, count in failure_rows:
+        failures[task_id][termination if grader is None else grader] += count
+        if grader is not None:
+            failed_graders[grader] += count
     return {
         "graders": dict(sorted(graders.items())),
         "process": {name: float(avg) for name, avg, _ in sorted(process_rows)},
