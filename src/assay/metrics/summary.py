@@ -198,7 +198,7 @@ def _ci(bounds: tuple[float, float]) -> tuple[float | None, float | None]:
     return (_round(bounds[0]), _round(bounds[1]))
 
 
-def _reward_list(rewards: npt.NDArray[np.float64]) -> list[int | None]:
+def reward_list(rewards: npt.NDArray[np.float64]) -> list[int | None]:
     """Rewards as the task table lists them: ``int(r)``, None where excluded (NaN)."""
     missing = np.isnan(rewards)
     out = np.where(missing, 0, rewards).astype(np.int64).astype(object)
@@ -233,7 +233,7 @@ def _task_table(
     ends = np.searchsorted(f.task[order], np.arange(len(f.task_ids)), side="right")
     hat_rows = np.round(passk_matrix(agg.n, agg.c, k_max)[0], 4).tolist()
     keys = [str(k) for k in range(1, k_max + 1)]
-    rewards = _reward_list(f.reward[order])
+    rewards = reward_list(f.reward[order])
     terminations = _counts_by_task(f.task[order], f.termination[order].tolist(), len(f.task_ids))
     bounds = list(zip(starts.tolist(), ends.tolist(), strict=True))
     rows: dict[str, TaskRow] = {}
