@@ -10,7 +10,7 @@ import pytest
 from tests.compare.fakes import make_run
 
 from assay.metrics import summarize
-from assay.metrics.best_at_k import best_at_k, score_stats
+from assay.metrics.best_at_k import best_at_k, best_at_k_curve, score_stats
 from assay.stats import pass_at_k
 
 
@@ -35,6 +35,22 @@ def test_is_pass_at_k_on_binary_scores() -> None:
                 assert best_at_k([1.0] * c + [0.0] * (n - c), k) == pytest.approx(pass_at_k(n, c, k))
     with pytest.raises(ValueError, match="k must be between 1"):
         best_at_k([0.5], 2)
+
+
+def test_curve_of_many_tasks_is_bit_for_bit_the_one_task_formula() -> None:
+    rng = random.Random(11)
+    tasks = [
+        [rng.choice([0.0, 0.25, 0.5, 1.0, rng.random()]) for _ in range(rng.choice([0, 1, 2, 5, 30, 50, 60]))]
+        for _ in range(400)
+    ]
+    curve = best_at_k_curve(tasks, 50)
+    assert curve.shape == (400, 50)
+    for t, scores in enumerate(tasks):
+        for k in range(1, 51):
+            if k <= len(scores):
+                assert curve[t, k - 1] == best_at_k(scores, k)  # exactly: same operations, same order
+            else:
+                assert curve[t, k - 1] != curve[t, k - 1]  # NaN: fewer than k scores
 
 
 def test_score_stats_average_over_tasks_with_enough_scores() -> None:

@@ -57,3 +57,15 @@ def test_errors() -> None:
         clustered_se([1.0, 0.0, 1.0], ["a", "b"])
     with pytest.raises(ValueError, match="empty"):
         clustered_se([], [])
+
+
+def test_integer_codes_of_sorted_and_unsorted_labels_are_those_of_np_unique() -> None:
+    from assay.stats.clustered import cluster_codes
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        labels = rng.integers(-5, 40, size=int(rng.integers(1, 300)))
+        for array in (np.sort(labels), labels):  # sorted: the fast path; else np.unique
+            codes = cluster_codes(array, array.size)
+            assert codes.dtype == np.intp
+            assert np.array_equal(codes, np.unique(array, return_inverse=True)[1])

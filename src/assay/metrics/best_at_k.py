@@ -13,7 +13,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from math import comb
 
+import numpy as np
+import numpy.typing as npt
+
 from .summary_model import ScoreStats
+
+#: Tasks with more scores than this are computed one by one (their binomial weights
+#: would lose exactness as floats long before; no realistic run has that many).
+_VECTOR_MAX_N = 1000
 
 
 def best_at_k(scores: Sequence[float], k: int) -> float:
@@ -26,6 +33,31 @@ def best_at_k(scores: Sequence[float], k: int) -> float:
     return sum(s * comb(i - 1, k - 1) for i, s in enumerate(ordered, 1) if i >= k) / total
 
 
+def best_at_k_curve(tasks: Sequence[Sequence[float]], k_max: int) -> npt.NDArray[np.float64]:
+    """best@k of every task for k = 1..k_max: rows are tasks, column k-1 is k, NaN where
+    a task has fewer than k scores. The same floating-point operations, in the same
+    order, as :func:`best_at_k` (so the same values), done for all tasks with the same
+    number of scores at once."""
+    out = np.full((len(tasks), k_max), np.nan)
+    by_n: dict[int, list[int]] = defaultdict(list)
+    for t, scores in enumerate(tasks):
+        by_n[len(scores)].append(t)
+    for n, rows in by_n.items():
+        if n == 0:
+            continue
+        if n > _VECTOR_MAX_N:
+            for t in rows:
+                out[t, : min(n, k_max)] = [best_at_k(tasks[t], k) for k in range(1, min(n, k_max) + 1)]
+            continue
+        ordered = np.sort(np.array([tasks[t] for t in rows], dtype=np.float64), axis=1)
+        for k in range(1, min(n, k_max) + 1):
+            total = np.zeros(len(rows))
+            for i in range(k, n + 1):  # sum_{i=k}^{n} s_i * C(i-1, k-1), left to right
+                total += ordered[:, i - 1] * float(comb(i - 1, k - 1))
+            out[rows, k - 1] = total / float(comb(n, k))
+    return out
+
+
 def score_stats(rows: Iterable[tuple[str, str, float]], k_max: int) -> dict[str, ScoreStats]:
     """Per grader: mean score and best@k for k = 1..k_max, averaged over the tasks with
     at least k scores, from ``(task_id, grader, score)`` rows of not-skipped grades."""
@@ -34,11 +66,13 @@ def score_stats(rows: Iterable[tuple[str, str, float]], k_max: int) -> dict[str,
         by[grader][task_id].append(float(score))
     out: dict[str, ScoreStats] = {}
     for grader in sorted(by):
-        tasks = by[grader]
-        every = [s for scores in tasks.values() for s in scores]
+        tasks = list(by[grader].values())
+        every = [s for scores in tasks for s in scores]
+        matrix = best_at_k_curve(tasks, k_max)
         curve: dict[str, float | None] = {}
         for k in range(1, k_max + 1):
-            values = [best_at_k(scores, k) for scores in tasks.values() if len(scores) >= k]
+            column = matrix[:, k - 1]
+            values = column[~np.isnan(column)].tolist()  # task order, summed left to right
             curve[str(k)] = round(sum(values) / len(values), 4) if values else None
         out[grader] = ScoreStats(
             mean=round(sum(every) / len(every), 4), scored=len(every), tasks=len(tasks), best_at_k=curve

@@ -198,6 +198,32 @@ def _ci(bounds: tuple[float, float]) -> tuple[float | None, float | None]:
     return (_round(bounds[0]), _round(bounds[1]))
 
 
+def reward_list(rewards: npt.NDArray[np.float64]) -> list[int | None]:
+    """Rewards as the task table lists them: ``int(r)``, None where excluded (NaN)."""
+    missing = np.isnan(rewards)
+    out = np.where(missing, 0, rewards).astype(np.int64).astype(object)
+    out[missing] = None
+    values: list[int | None] = out.tolist()
+    return values
+
+
+def _counts_by_task(task: npt.NDArray[np.intp], values: list[Any], size: int) -> list[dict[Any, int]]:
+    """Per task, ``dict(Counter(its values))`` (keys in order of first appearance), for
+    rows grouped by ``task`` (ascending), counted at once."""
+    index: dict[Any, int] = {}
+    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
+    out: list[dict[Any, int]] = [{} for _ in range(size)]
+    if not values:
+        return out
+    names, width = list(index), len(index)
+    keys = task.astype(np.int64) * width + codes
+    pairs, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    by_first = np.lexsort((first, pairs // width))
+    for pair, count in zip(pairs[by_first].tolist(), counts[by_first].tolist(), strict=True):
+        out[pair // width][names[pair % width]] = count
+    return out
+
+
 def _task_table(
     agg: _Aggregates, meta: dict[str, TaskMeta], failures: dict[str, dict[str, int]], k_max: int
 ) -> list[TaskRow]:
@@ -207,8 +233,8 @@ def _task_table(
     ends = np.searchsorted(f.task[order], np.arange(len(f.task_ids)), side="right")
     hat_rows = np.round(passk_matrix(agg.n, agg.c, k_max)[0], 4).tolist()
     keys = [str(k) for k in range(1, k_max + 1)]
-    rewards = [None if r != r else int(r) for r in f.reward[order].tolist()]
-    terminations = f.termination[order].tolist()
+    rewards = reward_list(f.reward[order])
+    terminations = _counts_by_task(f.task[order], f.termination[order].tolist(), len(f.task_ids))
     bounds = list(zip(starts.tolist(), ends.tolist(), strict=True))
     rows: dict[str, TaskRow] = {}
     for t, task_id in enumerate(f.task_ids):
@@ -229,7 +255,7 @@ def _task_table(
             success_rate_ci=_ci(wilson_interval(c, n)) if n else (None, None),
             pass_hat_k=dict(zip(keys[: min(n, k_max)], hat_rows[t], strict=False)),
             rewards=rewards[start:end],
-            terminations=dict(Counter(terminations[start:end])),
+            terminations=terminations[t],
             failures=failures.get(task_id, {}),
         )
     for task_id, m in meta.items():  # planned tasks with no trial yet
@@ -242,10 +268,12 @@ def _task_table(
 
 def _capability_matrix(agg: _Aggregates, metas: list[TaskMeta], tags: list[str]) -> dict[str, Any]:
     matrix: dict[str, dict[str, CapabilityCell]] = {}
+    difficulty = np.array([m.difficulty for m in metas], dtype=object)
     for tag in tags:
         cells: dict[str, CapabilityCell] = {}
+        tagged = np.array([tag in m.tags for m in metas], dtype=bool)
         for d in sorted({m.difficulty for m in metas if tag in m.tags}):
-            sel = [i for i, m in enumerate(metas) if tag in m.tags and m.difficulty == d]
+            sel = np.flatnonzero(tagged & (difficulty == d))
             n, c = int(agg.n[sel].sum()), int(agg.c[sel].sum())
             cells[str(d)] = CapabilityCell(trials=n, success_rate=_round(c / n) if n else None)
         matrix[tag] = cells

@@ -15,6 +15,7 @@ from ..box import ScoringProfile
 from ..compare import compare_runs as paired_comparison
 from ..errors import AssayError
 from ..metrics.frame import TrialFrame
+from ..metrics.summary import reward_list
 from ..metrics.summary_model import task_outcome
 from ..runner.api import Run
 
@@ -30,7 +31,7 @@ def task_rewards(frame: TrialFrame) -> dict[str, list[int | None]]:
     """Each task's trial rewards in trial order (None: excluded), from the columns."""
     order = np.lexsort((frame.trial_index, frame.task))
     codes = frame.task[order]
-    values = [None if r != r else int(r) for r in frame.reward[order].tolist()]
+    values = reward_list(frame.reward[order])
     bounds = np.searchsorted(codes, np.arange(len(frame.task_ids) + 1)).tolist()
     return {
         t: values[bounds[i] : bounds[i + 1]]

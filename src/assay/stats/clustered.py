@@ -39,7 +39,13 @@ def cluster_codes(clusters: Sequence[Hashable] | npt.ArrayLike, n: int) -> npt.N
     if array.dtype.kind in "iu":
         if array.size != n:
             raise ValueError(f"clusters has {array.size} labels but there are {n} values")
-        return np.unique(array.reshape(-1), return_inverse=True)[1].astype(np.intp)
+        flat = array.reshape(-1)
+        if flat.size and bool(np.all(flat[1:] >= flat[:-1])):  # sorted (tasks in order): no sort
+            starts = np.ones(flat.size, dtype=np.intp)
+            starts[0] = 0
+            starts[1:] = flat[1:] != flat[:-1]
+            return np.cumsum(starts, dtype=np.intp)
+        return np.unique(flat, return_inverse=True)[1].astype(np.intp)
     labels = list(np.asarray(clusters, dtype=object).reshape(-1))
     if len(labels) != n:
         raise ValueError(f"clusters has {len(labels)} labels but there are {n} values")

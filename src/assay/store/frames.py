@@ -215,21 +215,15 @@ def value_rows(engine: Engine, run_id: str, name: str) -> list[tuple[str, int, f
     return _fetch(engine, _METRIC_VALUES_SQL, run_id, name)
 
 
-# Failed trials (reward 0): the graders that failed them, and how the others ended.
-_GRADER_FAILURES_SQL = """
-SELECT g.task_id, g.grader, COUNT(*)
-FROM trials AS t CROSS JOIN grades AS g {pk_grades}
-WHERE t.run_id = :run_id AND t.reward = 0
-  AND g.run_id = t.run_id AND g.task_id = t.task_id AND g.trial_index = t.trial_index
+# Failed trials (reward 0): the graders that failed them (grader set), and how the others
+# ended (grader NULL: no gating grader failed them), in one pass over the failed trials.
+_FAILURES_SQL = """
+SELECT t.task_id, g.grader, t.termination, COUNT(*)
+FROM trials AS t LEFT JOIN grades AS g {pk_grades}
+  ON g.run_id = t.run_id AND g.task_id = t.task_id AND g.trial_index = t.trial_index
   AND g.gating AND g.passed = false
-GROUP BY g.task_id, g.grader
-"""
-_OTHER_FAILURES_SQL = """
-SELECT task_id, termination, COUNT(*) FROM trials
-WHERE run_id = :run_id AND reward = 0
-  AND (task_id, trial_index) NOT IN (
-    SELECT task_id, trial_index FROM grades WHERE run_id = :run_id AND gating AND passed = false)
-GROUP BY task_id, termination
+WHERE t.run_id = :run_id AND t.reward = 0
+GROUP BY t.task_id, g.grader, t.termination
 """
 
 
@@ -299,12 +293,11 @@ def frame_aggregates(engine: Engine, run_id: str, summed: bool = True) -> dict[s
 
         return read
 
-    process_rows, grader_failed, other_failed, verdict_rows, usage_rows, call_rows = concurrently(
+    process_rows, failure_rows, verdict_rows, usage_rows, call_rows = concurrently(
         engine,
         [
             rows(means),  # the largest: one row per metric per trial
-            rows(text(_sql(engine, _GRADER_FAILURES_SQL))),
-            rows(text(_OTHER_FAILURES_SQL)),
+            rows(text(_sql(engine, _FAILURES_SQL))),
             rows(verdicts),
             rows(usage),
             rows(calls),
@@ -325,11 +318,11 @@ def frame_aggregates(engine: Engine, run_id: str, summed: bool = True) -> dict[s
             "unpriced_trials": int(unpriced),
         }
     failures: dict[str, Counter[str]] = defaultdict(Counter)
-    for task_id, what, count in [*grader_failed, *other_failed]:
-        failures[task_id][what] += count
     failed_graders: Counter[str] = Counter()
-    for _, grader, count in grader_failed:
-        failed_graders[grader] += count
+    for task_id, grader, termination, count in failure_rows:
+        failures[task_id][termination if grader is None else grader] += count
+        if grader is not None:
+            failed_graders[grader] += count
     return {
         "graders": dict(sorted(graders.items())),
         "process": {name: float(avg) for name, avg, _ in sorted(process_rows)},
@@ -351,28 +344,34 @@ def grade_rows(engine: Engine, run_id: str, kinds: Iterable[str]) -> list[GradeT
     trial order, as ``(task_id, trial_index, grader, kind, passed, skipped, metrics)``:
     the fields of :class:`assay.metrics.GradeRow`, which the RAG summary reads."""
     g = schema.grades
-    query = (
-        select(g.c.task_id, g.c.trial_index, g.c.grader, g.c.kind, g.c.passed, g.c.skipped, g.c.metrics)
-        .where(g.c.run_id == run_id, g.c.kind.in_(sorted(set(kinds))))
-        .order_by(g.c.task_id, g.c.trial_index, g.c.position)
-    )
+    # no ORDER BY: the database then finds the rows by the index on kind (sorting by the
+    # primary key would make it walk every grade of the run); they are few, sorted here
+    query = select(
+        g.c.task_id, g.c.trial_index, g.c.position, g.c.grader, g.c.kind, g.c.passed, g.c.skipped, g.c.metrics
+    ).where(g.c.run_id == run_id, g.c.kind.in_(sorted(set(kinds))))
     with engine.connect() as conn:
-        return [
-            (task, trial, grader, kind, passed, bool(skipped), json.loads(metrics))
-            for task, trial, grader, kind, passed, skipped, metrics in conn.execute(query)
-        ]
+        rows = sorted(conn.execute(query), key=lambda r: (r[0], r[1], r[2]))
+    return [
+        (task, trial, grader, kind, passed, bool(skipped), json.loads(metrics))
+        for task, trial, _, grader, kind, passed, skipped, metrics in rows
+    ]
+
+
+# Ordered by grader first: the covering index ix_grades_by_grader gives the rows in
+# that order, with no sort and no visit of the table's rows; each grader's rows come in
+# task and trial order as before.
+_GRADED_SCORES_SQL = """
+SELECT task_id, grader, score FROM grades
+WHERE run_id = :run_id AND NOT skipped AND score IS NOT NULL AND grader IN (
+  SELECT DISTINCT grader FROM grades
+  WHERE run_id = :run_id AND NOT skipped AND score IS NOT NULL AND score <> 0 AND score <> 1)
+ORDER BY grader, task_id, trial_index, position
+"""
 
 
 def graded_scores(engine: Engine, run_id: str) -> list[tuple[str, str, float]]:
     """``(task_id, grader, score)`` of the not-skipped grades of graders whose scores are
-    not all 0 or 1 (rubric judges, partial credit), in task and trial order."""
-    g = schema.grades
-    scored = (g.c.run_id == run_id) & ~g.c.skipped & g.c.score.is_not(None)
-    graders = select(g.c.grader).where(scored, g.c.score != 0, g.c.score != 1).distinct()
-    query = (
-        select(g.c.task_id, g.c.grader, g.c.score)
-        .where(scored, g.c.grader.in_(graders.scalar_subquery()))
-        .order_by(g.c.task_id, g.c.trial_index, g.c.position)
-    )
-    with engine.connect() as conn:
-        return [(task, grader, float(score)) for task, grader, score in conn.execute(query)]
+    not all 0 or 1 (rubric judges, partial credit), by grader, each in task and trial
+    order (raw cursor: no per-row wrapping)."""
+    rows = _fetch(engine, _GRADED_SCORES_SQL, run_id)
+    return [(task, grader, float(score)) for task, grader, score in rows]

@@ -339,6 +339,9 @@ INDEXES = (
         grades.c.gating,
         grades.c.needs_review,
     ),
+    # The summary reads the few grades of some kinds (RAG stages, safety); without this
+    # it visits every grade row of the run (with its reason and metrics) to find none.
+    Index("ix_grades_by_kind", grades.c.run_id, grades.c.kind),
     Index(
         "ix_trial_usage_by_role",
         trial_usage.c.run_id,
