@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ....core.messages import Message
@@ -126,6 +126,7 @@ def mentions(text: str, phrases: Sequence[str]) -> bool:
     return False
 
 
+@lru_cache(maxsize=4096)  # every turn of every trial re-reads the same user messages
 def intent_of(text: str) -> str | None:
     """What a user message asks for: human, cancel, address, refund, status or None.
     The intent's words are also recognised through one typo ("refnud", "cancle")."""
@@ -138,6 +139,7 @@ def intent_of(text: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def asks_for_human(text: str) -> bool:
     """Whether a user message asks for a person (also through one typo)."""
     return bool(HUMAN.search(text)) or mentions(text, dict(KEYWORDS)["human"])
