@@ -6,7 +6,8 @@ See docs/traces.md."""
 from __future__ import annotations
 
 from .export import ExportCounts, LiveTraces, TraceExporter, export_run_traces, redact_trace
-from .spans import KINDS, REDACTED_ATTRIBUTE, OutSpan, OutTrace, run_span, trial_spans
+from .outspan import OutSpan, OutTrace
+from .spans import KINDS, REDACTED_ATTRIBUTE, run_span, trial_spans
 
 __all__ = [
     "KINDS",

@@ -16,7 +16,8 @@ from ..core.transcript import Transcript
 from ..redact import Redactor
 from ..store.store import Store
 from .otel import DEFAULT_PROJECT, OtelEmitter, OtlpJsonExporter, http_exporter, single_span_trace
-from .spans import REDACTED_ATTRIBUTE, OutTrace, run_span, run_trace_id, trial_spans
+from .outspan import OutTrace, run_trace_id
+from .spans import REDACTED_ATTRIBUTE, run_span, trial_spans
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
