@@ -12,7 +12,7 @@ from assay.errors import SpecError
 
 from .errors import MalformedResponse, UnsupportedInput
 from .media import check_media_roles
-from .provider import PerLoopClients, as_dict, split_known, stream_observer
+from .provider import PerLoopClients, as_dict, read_stream, split_known
 from .types import GenerateConfig, RawResult, Usage, build_tool_calls, shape_checked
 
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -295,19 +295,7 @@ class AnthropicProvider:
             result.latency_s = time.perf_counter() - t0
             return result
         events = await create(**known, stream=True, extra_body=extra or None, timeout=timeout)
-        acc = AnthropicStream()
-        ttft: float | None = None
-        observe = stream_observer()
-        try:
-            async for ev in events:
-                if acc.add(as_dict(ev)):
-                    at = time.perf_counter() - t0
-                    ttft = at if ttft is None else ttft
-                    if observe is not None:
-                        observe(at)
-        finally:
-            await events.close()
-        result = acc.result(ttft)
+        result = await read_stream(events, AnthropicStream(), t0)
         result.latency_s = time.perf_counter() - t0
         return result
 

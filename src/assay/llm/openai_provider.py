@@ -13,7 +13,7 @@ from assay.errors import SpecError
 
 from .errors import MalformedResponse
 from .media import OPENAI_AUDIO_FORMATS, check_media_roles
-from .provider import PerLoopClients, as_dict, split_known, stream_observer
+from .provider import PerLoopClients, as_dict, read_stream, split_known
 from .types import GenerateConfig, RawResult, Usage, build_tool_calls, shape_checked
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -283,23 +283,7 @@ class OpenAIProvider:
             result.usage = self._reported_usage(result.usage)
             result.latency_s = time.perf_counter() - t0
             return result
-        acc = OpenAIStream()
-        ttft: float | None = None
-        observe = stream_observer()
-        try:
-            async for chunk in response:
-                if acc.add(as_dict(chunk)):
-                    at = time.perf_counter() - t0
-                    ttft = at if ttft is None else ttft
-                    if observe is not None:
-                        observe(at)
-        finally:
-            close = getattr(response, "close", None) or getattr(response, "aclose", None)
-            if close is not None:
-                result = close()
-                if hasattr(result, "__await__"):
-                    await result
-        result = acc.result(ttft)
+        result = await read_stream(response, OpenAIStream(), t0)
         if not self._stream_reported_usage(response):
             result.usage = None
         result.latency_s = time.perf_counter() - t0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -54,6 +55,38 @@ def observe_stream(callback: StreamObserver) -> Iterator[None]:
 def stream_observer() -> StreamObserver | None:
     """The observer installed by :func:`observe_stream`, if any."""
     return _stream_observer.get()
+
+
+class StreamAccumulator(Protocol):
+    """Collects a provider's stream chunks into one :class:`RawResult`."""
+
+    def add(self, chunk: dict[str, Any]) -> bool:
+        """Take one chunk; True when it carried generated tokens."""
+        ...
+
+    def result(self, ttft_s: float | None) -> RawResult: ...
+
+
+async def read_stream(stream: Any, acc: StreamAccumulator, t0: float) -> RawResult:
+    """Feed every chunk of an SDK's async ``stream`` to ``acc``, timing the first
+    token-carrying chunk (TTFT, seconds since ``t0``) and reporting each such chunk to the
+    observer of :func:`observe_stream`; the stream is closed whatever happens."""
+    ttft: float | None = None
+    observe = stream_observer()
+    try:
+        async for chunk in stream:
+            if acc.add(as_dict(chunk)):
+                at = time.perf_counter() - t0
+                ttft = at if ttft is None else ttft
+                if observe is not None:
+                    observe(at)
+    finally:
+        close = getattr(stream, "close", None) or getattr(stream, "aclose", None)
+        if close is not None:
+            closed = close()
+            if inspect.isawaitable(closed):
+                await closed
+    return acc.result(ttft)
 
 
 def as_dict(obj: Any) -> dict[str, Any]:
