@@ -163,20 +163,13 @@ def metric_name(value: str) -> str:
     return value
 
 
-class RelativeCheck(BaseModel):
-    """A paired check against the baseline run with an allowed margin.
-
-    ``test: regression`` (default) fails only when a one-sided test shows the drop is
-    larger than the margin; ``test: noninferiority`` fails unless a one-sided test shows
-    the drop is smaller than the margin (the burden of proof is on the candidate).
-    """
+class _PairedMetricCheck(BaseModel):
+    """What every paired check against the baseline names: the metric, the one-sided
+    test's alpha (the policy's when omitted), which way is better, a display name."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     metric: str
-    margin: float | None = Field(default=None, ge=0)
-    margin_pct: float | None = Field(default=None, ge=0)
-    test: Literal["regression", "noninferiority"] = "regression"
     alpha: float | None = Field(default=None, gt=0, lt=0.5)
     direction: Literal["higher", "lower"] | None = None
     name: str | None = None
@@ -185,6 +178,19 @@ class RelativeCheck(BaseModel):
     @classmethod
     def _metric(cls, value: str) -> str:
         return metric_name(value)
+
+
+class RelativeCheck(_PairedMetricCheck):
+    """A paired check against the baseline run with an allowed margin.
+
+    ``test: regression`` (default) fails only when a one-sided test shows the drop is
+    larger than the margin; ``test: noninferiority`` fails unless a one-sided test shows
+    the drop is smaller than the margin (the burden of proof is on the candidate).
+    """
+
+    margin: float | None = Field(default=None, ge=0)
+    margin_pct: float | None = Field(default=None, ge=0)
+    test: Literal["regression", "noninferiority"] = "regression"
 
     @model_validator(mode="after")
     def _one_margin(self) -> RelativeCheck:
@@ -210,22 +216,11 @@ class Guardrail(RelativeCheck):
         return self
 
 
-class PrimaryCheck(BaseModel):
+class PrimaryCheck(_PairedMetricCheck):
     """The metric a change must improve: passes only when a one-sided test shows the
     candidate better than the baseline by more than ``min_improvement``."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    metric: str
     min_improvement: float = Field(default=0.0, ge=0)
-    alpha: float | None = Field(default=None, gt=0, lt=0.5)
-    direction: Literal["higher", "lower"] | None = None
-    name: str | None = None
-
-    @field_validator("metric")
-    @classmethod
-    def _metric(cls, value: str) -> str:
-        return metric_name(value)
 
     @model_validator(mode="after")
     def _quality_zero(self) -> PrimaryCheck:
