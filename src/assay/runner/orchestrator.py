@@ -72,6 +72,8 @@ class RunContext:
     faults: dict[str, Any] | None = None  # a FaultPlan as JSON (assay.envs.faults)
     secrets: tuple[str, ...] = ()
     """Credential values of the run's options: scrubbed from everything a trial records."""
+    config_hash: str = ""
+    """``config.hash``, computed once for the run (empty: computed for each trial)."""
 
 
 @dataclass
@@ -474,7 +476,7 @@ def _result(
         task_id=task.id,
         trial_index=job.trial.index,
         seed=job.trial.seed,
-        config_hash=run.config.hash,
+        config_hash=run.config_hash or run.config.hash,
         reward=reward,
         termination=trial.termination,
         grades=grades,
