@@ -182,6 +182,9 @@ class View:
                 self.user, self.agent = list(previous.user), list(previous.agent)
                 self.events, self._calls = list(previous.events), dict(previous._calls)
                 self._orphans = set(previous._orphans)
+                for m in new:
+                    if m.role == "assistant":
+                        self._calls.update((c.id, c) for c in m.tool_calls)
                 self._read(len(previous.messages))
                 return
         self.user, self.agent, self.events = [], [], []
@@ -190,7 +193,8 @@ class View:
         self._read(0)
 
     def _read(self, start: int) -> None:
-        """Take in the messages from ``start`` on (their calls are in ``_calls``)."""
+        """Take in the messages from ``start`` on (their calls are in ``_calls``: a
+        result pairs with the last call of its id)."""
         for i in range(start, len(self.messages)):
             m = self.messages[i]
             if m.role == "user":
@@ -198,8 +202,6 @@ class View:
             elif m.role == "assistant":
                 if m.content:
                     self.agent.append((i, m.content))
-                for c in m.tool_calls:
-                    self._calls[c.id] = c
             elif m.role == "tool":
                 call = self._calls.get(m.tool_call_id)  # type: ignore[arg-type]
                 if call is None:
