@@ -172,20 +172,27 @@ class View:
     """Facts derived from a conversation (user, assistant and tool messages)."""
 
     def __init__(self, conversation: Sequence[Message], previous: View | None = None):
+        """The facts of ``conversation``. When it extends the conversation of
+        ``previous`` (the same message objects, then new ones), ``previous``'s facts are
+        taken over and only the new messages read; ``previous`` is then emptied."""
         self.messages = list(conversation)
         if previous is not None and _extends(self.messages, previous.messages):
-            new = self.messages[len(previous.messages) :]
+            start = len(previous.messages)
+            new = self.messages[start:]
             ids = [c.id for m in new if m.role == "assistant" for c in m.tool_calls]
             # a call id seen before (or a result that came before its call) would pair
             # differently when read whole: read it whole then
             if not any(i in previous._calls or i in previous._orphans for i in ids):
-                self.user, self.agent = list(previous.user), list(previous.agent)
-                self.events, self._calls = list(previous.events), dict(previous._calls)
-                self._orphans = set(previous._orphans)
+                # taken over, not copied: ``previous`` is not to be used afterwards
+                self.user, self.agent, self.events = previous.user, previous.agent, previous.events
+                self._calls, self._orphans = previous._calls, previous._orphans
+                previous.user, previous.agent, previous.events = [], [], []
+                previous._calls, previous._orphans = {}, set()
+                previous.messages = []
                 for m in new:
                     if m.role == "assistant":
                         self._calls.update((c.id, c) for c in m.tool_calls)
-                self._read(len(previous.messages))
+                self._read(start)
                 return
         self.user, self.agent, self.events = [], [], []
         self._calls = {c.id: c for m in self.messages if m.role == "assistant" for c in m.tool_calls}
