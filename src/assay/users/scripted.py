@@ -64,7 +64,9 @@ def questions(text: str) -> list[str]:
 
 @lru_cache(maxsize=4096)  # each turn reads the agent's last message several times
 def _questions(text: str) -> tuple[str, ...]:
-    return tuple(s for s in _SENTENCE.split(text) if s.strip().endswith("?") or _QUESTION_LEAD.match(s.strip()))
+    return tuple(
+        s for s in _SENTENCE.split(text) if s.strip().endswith("?") or _QUESTION_LEAD.match(s.strip())
+    )
 
 
 @lru_cache(maxsize=4096)

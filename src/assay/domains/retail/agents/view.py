@@ -17,7 +17,7 @@ from datetime import date, datetime
 from functools import cached_property, lru_cache
 from typing import Any
 
-from ....core.messages import Message
+from ....core.messages import Message, ToolCall
 
 ORDER_ID = re.compile(r"#W\d{7}")
 EMAIL = re.compile(r"My email is (\S+?)\.?(?:\s|$)")
@@ -175,7 +175,12 @@ class View:
         """The facts of ``conversation``. When it extends the conversation of
         ``previous`` (the same message objects, then new ones), ``previous``'s facts are
         taken over and only the new messages read; ``previous`` is then emptied."""
-        self.messages = list(conversation)
+        self.messages: list[Message] = list(conversation)
+        self.user: list[tuple[int, str]] = []
+        self.agent: list[tuple[int, str]] = []
+        self.events: list[ToolEvent] = []
+        self._calls: dict[str, ToolCall] = {}
+        self._orphans: set[str | None] = set()
         if previous is not None and _extends(self.messages, previous.messages):
             start = len(previous.messages)
             new = self.messages[start:]
@@ -194,9 +199,7 @@ class View:
                         self._calls.update((c.id, c) for c in m.tool_calls)
                 self._read(start)
                 return
-        self.user, self.agent, self.events = [], [], []
         self._calls = {c.id: c for m in self.messages if m.role == "assistant" for c in m.tool_calls}
-        self._orphans: set[str | None] = set()
         self._read(0)
 
     def _read(self, start: int) -> None:
@@ -210,7 +213,7 @@ class View:
                 if m.content:
                     self.agent.append((i, m.content))
             elif m.role == "tool":
-                call = self._calls.get(m.tool_call_id)  # type: ignore[arg-type]
+                call = self._calls.get(m.tool_call_id) if m.tool_call_id is not None else None
                 if call is None:
                     self._orphans.add(m.tool_call_id)
                     continue
