@@ -68,6 +68,45 @@ def test_backlog_is_bounded_and_every_trial_is_written_once() -> None:
     assert time.perf_counter() - started >= 600 / 32 * 0.01 * 0.5  # it did have to wait
 
 
+class CountingStore(SlowStore):
+    def __init__(self, delay: float):
+        super().__init__(delay)
+        self.batches: list[int] = []
+
+    def write_trials(self, batch: list[TrialResult]) -> int:
+        self.batches.append(len(batch))
+        return super().write_trials(batch)
+
+
+async def produce_concurrently(writer: TrialWriter, n: int, workers: int) -> None:
+    """``workers`` producers (a run's trial workers) handing ``n`` results over."""
+    flusher = asyncio.create_task(writer.run())
+    todo = iter(range(n))
+
+    async def worker() -> None:
+        for i in todo:
+            await asyncio.sleep(0)  # the trial
+            await deliver(writer.add, result(i))
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(workers)))
+    finally:
+        flusher.cancel()
+
+
+def test_a_full_backlog_is_written_in_batches_not_trial_by_trial() -> None:
+    """Group commit: while a batch is being written, trials that come meanwhile wait for
+    the next batch. Flushing each one on its own once the backlog was full made batches
+    of one or two trials (a transaction each) and the store fell further behind."""
+    store = CountingStore(delay=0.005)
+    writer = TrialWriter(store, batch=64, max_pending=32)  # type: ignore[arg-type]
+    asyncio.run(produce_concurrently(writer, 800, workers=50))
+    writer.close()
+    assert sorted(store.written) == sorted(result(i).key for i in range(800))
+    assert sum(store.batches) == 800
+    assert len(store.batches) <= 800 / 8, store.batches  # trial by trial: about 800
+
+
 def test_a_failed_write_stops_the_producer() -> None:
     store = SlowStore(delay=0.001, fail_after=40)
     writer = TrialWriter(store, batch=8, max_pending=16)  # type: ignore[arg-type]

@@ -122,3 +122,22 @@ def test_confirmation_naming_given_facts_gets_yes_or_no() -> None:
     # a fact not given yet is still disclosed when a confirmation-like question asks for it
     fresh = ScriptedUser(scenario)
     assert converse(fresh, ["Can you confirm the order id?"])[1] == "The order id is #W1234567."
+
+
+def test_cached_readings_of_a_question_are_per_vocabulary_not_shared() -> None:
+    """What a question asks for is cached by (sentence, vocabulary): a user whose
+    scenario knows a custom fact finds it asked, one that does not know it still gets
+    the common facts only, whichever asked first."""
+    question = "What is your loyalty number and your email?"
+    plain = ScriptedUser(SCENARIO)
+    custom = ScriptedUser(SCENARIO.model_copy(update={"known": {**SCENARIO.known, "loyalty_number": "L-77"}}))
+    for _ in range(2):  # a second time from the cache
+        assert plain.asked_facts(question) == ["email"]
+        assert custom.asked_facts(question) == ["email", "loyalty_number"]
+        assert custom.disclose(custom.asked_facts(question)) == (
+            "My email is lena.park@example.com. My loyalty number is L-77."
+        )
+    assert questions(question) == [question]
+    listed = questions("Thanks. Which one?")
+    listed.append("changed by the caller")  # a fresh list each time: the cache is not shared
+    assert questions("Thanks. Which one?") == ["Which one?"]

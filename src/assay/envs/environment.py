@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -78,13 +79,9 @@ class ToolEnvironment:
         base = self._cache.get(seed)
         if base is None:
             base = self._cache[seed] = self._build(seed)
-        self.db = base.copy()
-        self._seed = seed
         initial = self._initial
-        self.db.apply_records(initial.records)
-        for table, rows in initial.data.items():
-            for key, patch in (rows or {}).items():
-                self.db.put(table, str(key), _merge(self.db.get(table, str(key)) or {}, patch))
+        self.db = _with_records(base, initial).copy()
+        self._seed = seed
         for action in initial.actions:
             self.call(action.name, dict(action.args), for_=action.requestor)
         writes = self.toolkit.write_tools()
@@ -112,6 +109,35 @@ class ToolEnvironment:
 
     def write_tools(self) -> set[str]:
         return self.toolkit.write_tools()
+
+
+#: The base database with a task's records and data applied, by (base, initial state),
+#: held weakly on the initial state: the same for every trial of the task (and frozen,
+#: so each trial continues from it in a layer of its own).
+_PREPARED: dict[tuple[int, int], tuple[weakref.ref[InitialState], Database, Database]] = {}
+
+
+def _with_records(base: Database, initial: InitialState) -> Database:
+    """``base`` with ``initial``'s records upserted and its data deep-merged, built once
+    per (base, initial state) and shared read-only (copy it to write)."""
+    if not initial.records and not initial.data:
+        return base
+    key = (id(base), id(initial))
+    hit = _PREPARED.get(key)
+    if hit is not None and hit[0]() is initial and hit[1] is base:
+        return hit[2]
+    db = base.copy()
+    db.apply_records(initial.records)
+    for table, rows in initial.data.items():
+        for key_, patch in (rows or {}).items():
+            db.put(table, str(key_), _merge(db.get(table, str(key_)) or {}, patch))
+    db.snapshot()  # frozen: trials copy it
+
+    def forget(_: object) -> None:
+        _PREPARED.pop(key, None)
+
+    _PREPARED[key] = (weakref.ref(initial, forget), base, db)
+    return db
 
 
 @runtime_checkable

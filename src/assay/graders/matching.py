@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2212"), "-")
@@ -11,13 +12,26 @@ _NUMBER_COMMAS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _SPACES = re.compile(r"\s+")
 
 
+_CENTS = re.compile(r"(\d)\.00\b")
+#: Texts up to this length are normalised once (expected texts are the same for every
+#: trial of a task, and short answers repeat); longer ones every time.
+_CACHED_LENGTH = 2000
+
+
 def normalize_text(text: str) -> str:
     """Lower-case, NFKC, unify dashes, drop thousands separators and ``$``, collapse
     whitespace, strip trailing ``.00`` of amounts: "$1,299.00" -> "1299"."""
+    return _normalized(text) if len(text) <= _CACHED_LENGTH else _normalize(text)
+
+
+def _normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).translate(_DASHES).lower()
     text = _NUMBER_COMMAS.sub("", text).replace("$", "")
-    text = re.sub(r"(\d)\.00\b", r"\1", text)
+    text = _CENTS.sub(r"\1", text)
     return _SPACES.sub(" ", text).strip()
+
+
+_normalized = lru_cache(maxsize=4096)(_normalize)
 
 
 def values_equal(actual: Any, expected: Any) -> bool:

@@ -96,7 +96,7 @@ async def grade_trial(
     for grader in graders:
         try:
             result = grader.grade(task, transcript, outcome)
-            if inspect.isawaitable(result):
+            if not isinstance(result, GradeResult) and inspect.isawaitable(result):
                 result = await result
         except HarnessError:
             raise

@@ -136,6 +136,11 @@ class Meter:
             self.on_record(rec)
 
     @property
+    def calls(self) -> int:
+        """How many calls were recorded."""
+        return len(self._records)
+
+    @property
     def records(self) -> list[CallRecord]:
         with self._lock:
             return list(self._records)
@@ -169,8 +174,10 @@ def use_meter(meter: Meter | None, role: str | None = None) -> Iterator[Meter | 
     """Install ``meter`` (and the caller ``role``: agent, user, judge) for the calls made
     inside the block, including in tasks created inside it. ``role=None`` keeps the
     current role; ``meter=None`` keeps the current meter while setting a role."""
-    m_token = _meter.set(meter) if meter is not None else None
-    r_token = _role.set(role) if role is not None else None
+    # a value already in place is not set again (setting a context variable copies the
+    # context's mapping: a trial's turns all run under the trial's meter)
+    m_token = _meter.set(meter) if meter is not None and _meter.get() is not meter else None
+    r_token = _role.set(role) if role is not None and _role.get() != role else None
     try:
         yield meter if meter is not None else _meter.get()
     finally:

@@ -194,6 +194,7 @@ def _context(info: RunInfo, spec: RunSpec, suite: LoadedSuite) -> RunContext:
         judge_options=dict(spec.judge_options),
         faults=info.fault_plan,
         secrets=tuple(spec.secrets()),
+        config_hash=info.config.hash,
     )
 
 

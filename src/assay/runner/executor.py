@@ -19,7 +19,7 @@ the executor awaits it before it starts another trial (backpressure)."""
 async def deliver(on_result: OnResult, result: TrialResult) -> None:
     """Hand a result over, waiting when the receiver asks to (see :data:`OnResult`)."""
     waiting = on_result(result)
-    if inspect.isawaitable(waiting):
+    if waiting is not None and inspect.isawaitable(waiting):  # None: the common case
         await waiting
 
 

@@ -72,6 +72,8 @@ class RunContext:
     faults: dict[str, Any] | None = None  # a FaultPlan as JSON (assay.envs.faults)
     secrets: tuple[str, ...] = ()
     """Credential values of the run's options: scrubbed from everything a trial records."""
+    config_hash: str = ""
+    """``config.hash``, computed once for the run (empty: computed for each trial)."""
 
 
 @dataclass
@@ -312,6 +314,10 @@ class _Trial:
     category: str | None = None
     clock: TrialClock | None = None
 
+    @property
+    def started_iso(self) -> str:
+        return self.started.isoformat(timespec="milliseconds")
+
 
 async def run_trial(job: TrialJob) -> TrialResult:
     """Run one trial to its end and grade it. Never raises for participant failures:
@@ -323,7 +329,8 @@ async def run_trial(job: TrialJob) -> TrialResult:
     trial = _Trial(job, started, tracer, meter, prompt_version=job.run.config.prompt_version, prompts=prompts)
     trial.clock = TrialClock(job.limits.timeout_s)
     try:
-        await _play(trial)
+        with use_meter(meter):  # the trial's calls: each turn then sets only its role
+            await _play(trial)
     except _Stop as stop:
         trial.termination, trial.error, trial.root_cause = stop.termination, stop.error, stop.root_cause
         trial.category = stop.category
@@ -340,7 +347,7 @@ async def run_trial(job: TrialJob) -> TrialResult:
     transcript = Transcript(
         trial.conv.messages if trial.conv else [],
         tracer.spans,
-        started.isoformat(timespec="milliseconds"),
+        trial.started_iso,
         prompts.texts,
     )
     outcome = _outcome(trial)
@@ -469,7 +476,7 @@ def _result(
         task_id=task.id,
         trial_index=job.trial.index,
         seed=job.trial.seed,
-        config_hash=run.config.hash,
+        config_hash=run.config_hash or run.config.hash,
         reward=reward,
         termination=trial.termination,
         grades=grades,
@@ -486,7 +493,7 @@ def _result(
         error_category=category,
         root_cause=root_cause,
         latency_s=latency,
-        started_at=trial.started.isoformat(timespec="milliseconds"),
+        started_at=transcript.started_at,
         ended_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
         git_commit=run.git_commit,
         transcript=transcript,
@@ -536,9 +543,9 @@ def _llm_span(tracer: Tracer, record: CallRecord, epoch: float, prompts: PromptS
 
 def _usage_fields(meter: Meter) -> dict[str, Any]:
     """Tokens and cost of the trial (None when no call reported them), by role too."""
-    total = meter.totals()
-    if total.calls == 0:
+    if meter.calls == 0:  # no model call (scripted and rule-based participants)
         return {}
+    total = meter.totals()
     by_role = {
         role: {
             "calls": t.calls,

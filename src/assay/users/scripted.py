@@ -59,7 +59,22 @@ _SENTENCE = re.compile(r"(?<=[.?!])\s+|\n+")
 
 def questions(text: str) -> list[str]:
     """The sentences of ``text`` that ask the user for something."""
-    return [s for s in _SENTENCE.split(text) if s.strip().endswith("?") or _QUESTION_LEAD.match(s.strip())]
+    return list(_questions(text))
+
+
+@lru_cache(maxsize=4096)  # each turn reads the agent's last message several times
+def _questions(text: str) -> tuple[str, ...]:
+    return tuple(
+        s for s in _SENTENCE.split(text) if s.strip().endswith("?") or _QUESTION_LEAD.match(s.strip())
+    )
+
+
+@lru_cache(maxsize=4096)
+def _asks(sentence: str, vocabulary: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
+    """Whether ``sentence`` is a confirmation question, and the keys of ``vocabulary``
+    whose pattern it matches (in vocabulary order): pure functions of the two."""
+    matched = tuple(key for key in vocabulary if _compiled(key).search(sentence))
+    return _CONFIRM.search(sentence) is not None, matched
 
 
 def _pattern(key: str) -> str:
@@ -79,6 +94,7 @@ class ScriptedUser:
         self.scenario = ctx if isinstance(ctx, UserScenario) else ctx.task.user
         known_keys = set(self.scenario.known)
         self.vocabulary = list(dict.fromkeys([*FACT_PATTERNS, *known_keys]))
+        self._vocabulary = tuple(self.vocabulary)
 
     async def reply(self, conversation: Sequence[Message]) -> UserTurn:
         action = self.next_action(conversation)
@@ -105,15 +121,15 @@ class ScriptedUser:
         if conversation and conversation[-1].role == "tool":  # what my own tool showed
             return f"I did it. It shows: {conversation[-1].content}"
         last = agent[-1] if agent else ""
-        if _TRANSFERRED.search(last) and not questions(last):
+        if _TRANSFERRED.search(last) and not _questions(last):
             return TRANSFER
         asked = self.asked_facts(last, said)
         if asked:
             return self.disclose(asked)
-        if any(_CONFIRM.search(q) for q in questions(last)):
+        if any(_asks(q, self._vocabulary)[0] for q in _questions(last)):
             return "Yes, please go ahead." if self.scenario.confirm else "No, please don't do that."
         goal = self.scenario.goal
-        if goal and goal not in said and (_HELP.search(last) or not questions(last)):
+        if goal and goal not in said and (_HELP.search(last) or not _questions(last)):
             return goal
         for line in [*self.scenario.pushback, *self.scenario.follow_ups]:
             if line not in said:
@@ -126,18 +142,16 @@ class ScriptedUser:
         A confirmation question ("Shall I send it to the new address X?") mentions
         facts without asking for them: there, facts the user already gave are not
         asked again."""
-        found: list[tuple[int, str]] = []
-        for sentence in questions(text):
-            confirming = _CONFIRM.search(sentence) is not None
-            for key in self.vocabulary:
-                match = _compiled(key).search(sentence)
-                if not match or key in {k for _, k in found}:
+        keys: list[str] = []
+        for sentence in _questions(text):
+            confirming, matched = _asks(sentence, self._vocabulary)
+            for key in matched:
+                if key in keys:
                     continue
                 value = self.scenario.known.get(key)
                 if confirming and value is not None and any(str(value) in s for s in said):
                     continue
-                found.append((len(found), key))
-        keys = [k for _, k in found]
+                keys.append(key)
         # "your email, or your name and zip code": give one way of identifying.
         if "email" in keys and "name" in keys and re.search(r"\bor\b", text, re.IGNORECASE):
             keys = ["email"] if "email" in self.scenario.known else [k for k in keys if k != "email"]

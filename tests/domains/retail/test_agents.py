@@ -13,9 +13,10 @@ import pytest
 
 from assay.agents import AgentContext, agent_factory
 from assay.core.hashing import derive_seed
-from assay.core.messages import Message
+from assay.core.messages import Message, ToolCall
 from assay.domains.retail import DOMAIN
 from assay.domains.retail.agents import CarefulAgent, FlakyAgent, HastyAgent
+from assay.domains.retail.agents.view import View
 from assay.stats import pass_hat_k
 from assay.suites import instantiate, load_suite
 from tests.domains.retail.helpers import TrialOutcome, run_all, run_trial
@@ -130,3 +131,49 @@ def test_builtin_specs_build_the_reference_agents():
         AgentContext(0, "retail", "", ctx.now, "UTC", params={"slip": 0.5})
     )
     assert isinstance(flaky, FlakyAgent) and flaky.probability == 0.5
+
+
+def _facts(view: View) -> tuple[Any, ...]:
+    return (view.user, view.agent, [(e.index, e.name, e.args, e.ok, e.content) for e in view.events])
+
+
+def test_a_view_extending_the_previous_one_reads_the_same_facts_as_a_whole_one():
+    """The reference agents extend the previous turn's View (same message objects, then
+    new ones): the facts, and so the moves, equal those of a View read whole."""
+    for task in list(tasks(3))[::5]:
+        result = asyncio.run(run_trial(task, CarefulAgent, 3))
+        view = None
+        for i in range(len(result.messages) + 1):
+            view = View(result.messages[:i], view)
+            assert _facts(view) == _facts(View(result.messages[:i])), (task.id, i)
+
+
+def test_a_view_reads_whole_what_does_not_extend_the_previous_conversation():
+    call = ToolCall("c1", "get_order_details", {"order_id": "#W0000001"})
+    first = [
+        Message("user", "Where is my order #W0000001?"),
+        Message("assistant", "", tool_calls=[call]),
+        Message("tool", '{"order_id": "#W0000001", "total": "$10.00"}', tool_call_id="c1"),
+    ]
+    before = View(first)
+    # an equal but different message object: not the same conversation, read whole
+    other = [Message("user", "Cancel order #W0000002."), *first[1:]]
+    assert View(other, before).mentioned_order == (0, "#W0000002")
+    assert before.mentioned_order == (0, "#W0000001")  # the previous View is unchanged
+    # a call id used again later pairs its result with the last call of that id, as a
+    # whole reading does
+    again = ToolCall("c1", "get_user_details", {"user_id": "u1"})
+    longer = [*first, Message("assistant", "", tool_calls=[again])]
+    assert _facts(View(longer, before)) == _facts(View(longer))
+    assert View(longer, before).events[0].name == "get_user_details"
+
+
+def test_a_tool_result_is_parsed_once_per_event():
+    event = View(
+        [
+            Message("assistant", "", tool_calls=[ToolCall("c1", "get_order_details", {})]),
+            Message("tool", '{"total": "$1,299.00", "created_at": "June 10, 2025"}', tool_call_id="c1"),
+        ]
+    ).events[0]
+    assert event.data == {"total": 1299.0, "created_at": "2025-06-10"}
+    assert event.data is event.data

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from ....agents.base import AgentContext, AgentTurn
 from ....core.hashing import derive_seed
 from ....core.messages import Message, ToolCall, ToolSpec
-from .policy import decide
+from .policy import decide_on
+from .view import View
 
 DEFAULT_SLIP = 0.08
 
@@ -29,13 +30,20 @@ class CarefulAgent:
 
     def __init__(self, ctx: AgentContext):
         self.ctx = ctx
+        self._view: View | None = None
+
+    def view(self, conversation: Sequence[Message]) -> View:
+        """The View of ``conversation``, extending the one of the previous call (a
+        trial's conversation only grows; any other conversation is read whole)."""
+        self._view = View(conversation, self._view)
+        return self._view
 
     def slip(self, decision: str, anchor: int) -> bool:
         """Whether to slip at ``decision`` (arising at message ``anchor``): never."""
         return False
 
     async def respond(self, conversation: Sequence[Message], tools: Sequence[ToolSpec]) -> AgentTurn:
-        return decide(conversation, self.ctx.now, self.slip)
+        return decide_on(self.view(conversation), self.ctx.now, self.slip)
 
 
 class HastyAgent(CarefulAgent):
@@ -73,7 +81,7 @@ class FlaggedAgent(CarefulAgent):
         return _off(self.ctx.flags.get(decision, "on"))
 
     async def respond(self, conversation: Sequence[Message], tools: Sequence[ToolSpec]) -> AgentTurn:
-        turn = decide(conversation, self.ctx.now, self.slip)
+        turn = decide_on(self.view(conversation), self.ctx.now, self.slip)
         if not _off(self.ctx.flags.get("double_check", "off")):
             again = [
                 ToolCall(f"{c.id}_again", c.name, dict(c.arguments))

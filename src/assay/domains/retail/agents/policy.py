@@ -79,7 +79,11 @@ def _call(view: View, *calls: tuple[str, dict[str, Any]]) -> AgentTurn:
 
 def decide(conversation: Sequence[Message], now: datetime, slip: Slip) -> AgentTurn:
     """The next move of a retail reference agent."""
-    view = View(conversation)
+    return decide_on(View(conversation), now, slip)
+
+
+def decide_on(view: View, now: datetime, slip: Slip) -> AgentTurn:
+    """The next move, from a :class:`View` of the conversation."""
     if view.transferred:
         return _text(say.TRANSFERRING)
     if view.asks_for_human():

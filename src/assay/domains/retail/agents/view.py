@@ -1,8 +1,10 @@
 """What a retail reference agent knows, derived from the conversation alone.
 
-The reference agents keep no state between calls: every call rebuilds a
-:class:`View` from the messages (what the user said, which tools ran and what they
-returned, what the agent already asked) and decides from it.
+The reference agents decide from the messages alone: every call builds a
+:class:`View` of them (what the user said, which tools ran and what they returned,
+what the agent already asked) and decides from it. Within a trial the conversation
+only grows, so a View extends the previous one (the same message objects, then new
+ones) rather than reading every message again: the same facts either way.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from datetime import date, datetime
 from functools import cached_property, lru_cache
 from typing import Any
 
-from ....core.messages import Message
+from ....core.messages import Message, ToolCall
 
 ORDER_ID = re.compile(r"#W\d{7}")
 EMAIL = re.compile(r"My email is (\S+?)\.?(?:\s|$)")
@@ -42,6 +44,7 @@ DATE_FORMATS = ("%B %d, %Y", "%b %d, %Y", "%m/%d/%Y", "%Y-%m-%dT%H:%M:%SZ")
 WRITE_TOOLS = ("refund_delivered_order", "cancel_pending_order", "update_order_address")
 
 
+@lru_cache(maxsize=4096)  # every turn re-reads the same user messages
 def own_words(text: str) -> str:
     """The part of a user message written by the user: everything before an injected
     ``SYSTEM:`` (or ADMIN/DEVELOPER) block, which a careful agent ignores."""
@@ -155,9 +158,10 @@ class ToolEvent:
     ok: bool
     content: str
 
-    @property
+    @cached_property
     def data(self) -> Any:
-        """The result, with amounts and dates read whatever their format (:func:`_plain`)."""
+        """The result, with amounts and dates read whatever their format (:func:`_plain`).
+        Read once per event (callers copy what they change)."""
         try:
             return _plain("", json.loads(self.content))
         except (ValueError, TypeError):
@@ -167,17 +171,52 @@ class ToolEvent:
 class View:
     """Facts derived from a conversation (user, assistant and tool messages)."""
 
-    def __init__(self, conversation: Sequence[Message]):
-        self.messages = list(conversation)
-        self.user = [(i, m.content) for i, m in enumerate(self.messages) if m.role == "user"]
-        self.agent = [
-            (i, m.content) for i, m in enumerate(self.messages) if m.role == "assistant" and m.content
-        ]
-        calls = {c.id: c for m in self.messages if m.role == "assistant" for c in m.tool_calls}
+    def __init__(self, conversation: Sequence[Message], previous: View | None = None):
+        """The facts of ``conversation``. When it extends the conversation of
+        ``previous`` (the same message objects, then new ones), ``previous``'s facts are
+        taken over and only the new messages read; ``previous`` is then emptied."""
+        self.messages: list[Message] = list(conversation)
+        self.user: list[tuple[int, str]] = []
+        self.agent: list[tuple[int, str]] = []
         self.events: list[ToolEvent] = []
-        for i, m in enumerate(self.messages):
-            if m.role == "tool" and m.tool_call_id in calls:
-                call = calls[m.tool_call_id]
+        self._calls: dict[str, ToolCall] = {}
+        self._orphans: set[str | None] = set()
+        if previous is not None and _extends(self.messages, previous.messages):
+            start = len(previous.messages)
+            new = self.messages[start:]
+            ids = [c.id for m in new if m.role == "assistant" for c in m.tool_calls]
+            # a call id seen before (or a result that came before its call) would pair
+            # differently when read whole: read it whole then
+            if not any(i in previous._calls or i in previous._orphans for i in ids):
+                # taken over, not copied: ``previous`` is not to be used afterwards
+                self.user, self.agent, self.events = previous.user, previous.agent, previous.events
+                self._calls, self._orphans = previous._calls, previous._orphans
+                previous.user, previous.agent, previous.events = [], [], []
+                previous._calls, previous._orphans = {}, set()
+                previous.messages = []
+                for m in new:
+                    if m.role == "assistant":
+                        self._calls.update((c.id, c) for c in m.tool_calls)
+                self._read(start)
+                return
+        self._calls = {c.id: c for m in self.messages if m.role == "assistant" for c in m.tool_calls}
+        self._read(0)
+
+    def _read(self, start: int) -> None:
+        """Take in the messages from ``start`` on (their calls are in ``_calls``: a
+        result pairs with the last call of its id)."""
+        for i in range(start, len(self.messages)):
+            m = self.messages[i]
+            if m.role == "user":
+                self.user.append((i, m.content))
+            elif m.role == "assistant":
+                if m.content:
+                    self.agent.append((i, m.content))
+            elif m.role == "tool":
+                call = self._calls.get(m.tool_call_id) if m.tool_call_id is not None else None
+                if call is None:
+                    self._orphans.add(m.tool_call_id)
+                    continue
                 # the error flag may not survive a round trip through a chat API: the
                 # orchestrator's "Error: ..." prefix marks a refused call as well
                 ok = not m.error and not m.content.startswith("Error:")
@@ -328,3 +367,8 @@ class View:
     @property
     def transferred(self) -> bool:
         return any(e.ok for e in self.calls("transfer_to_human_agent"))
+
+
+def _extends(messages: list[Message], before: list[Message]) -> bool:
+    """Whether ``messages`` begins with the very message objects of ``before``."""
+    return len(messages) >= len(before) and all(a is b for a, b in zip(messages, before, strict=False))
