@@ -83,3 +83,24 @@ def test_the_agents_have_the_rates_and_discordance_they_claim(bench) -> None:  #
     se = (0.25 / n) ** 0.5
     assert abs(a_pass / n - 0.8) < 4 * se and abs(b_pass / n - 0.85) < 4 * se
     assert abs(p10 / n - expected["p10"]) < 4 * se and abs(p01 / n - expected["p01"]) < 4 * se
+
+
+def test_replay_makes_the_commands_paired_decisions(bench, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """benchmarks/adaptive_replay.py regenerates the outcomes of the CLI's runs: its
+    decisions must be the command's, and its exact type-I errors at most alpha."""
+    import adaptive_replay
+
+    raw = tmp_path / "raw.json"
+    common = ["--tasks", "20", "--paired-mde", "0.15", "--correlated-discordance", "0.2"]
+    common += ["--pairs", "200", "--pairs-correlated", "200", "--rate-mde", "0.15"]
+    assert bench.main(["--runs", "2", *common, "--raw", str(raw)]) == 0
+    for agents in ("independent", "correlated"):
+        for truth in ("H0", "+MDE"):
+            argv = ["--tasks", "20", "--agents", agents, "--truth", truth, "--seeds", "0:2", "--mde", "0.15"]
+            argv += ["--pairs", "200", "--pairs-correlated", "200", "--discordance", "0.2", "--raw", str(raw)]
+            argv += ["--exact"] if truth == "H0" else []
+            args = adaptive_replay.build_parser().parse_args(argv)
+            got = adaptive_replay.replay(args)
+            assert got["compared"] == 2 and got["same"] == 2, (agents, truth, got)
+            assert all(0 <= a <= 0.05 for a in got["alphas"])
+            assert len(got["alphas"]) == (2 if truth == "H0" else 0)

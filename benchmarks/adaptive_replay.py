@@ -1,0 +1,209 @@
+"""The paired decisions of benchmarks/adaptive_cli.py replayed without the CLI, and the
+exact type-I error of each replicate's test.
+
+``adaptive_cli.py`` runs every decision through ``assay run --until-decided``, which is
+slow (seconds per decision) and so gives 30-60 decisions per scenario: its realised
+error rates carry Monte Carlo errors of ±0.04 near 0.05. This script regenerates the same
+trial outcomes without running anything: the Bernoulli agents' ``passes`` at the trial
+seeds ``assay`` derives (``trial_seed(run seed, task, index)``), in the dispatch order
+of an adaptive run (``dispatch_order``), and feeds them to the test the command uses
+(``PairedMonitor``). Three uses:
+
+- ``--raw FILE`` (an ``adaptive_cli.py --raw`` file): checks that every replayed decision
+  and its trials needed equal what the command reported, so the figures below are the
+  command's;
+- many more seeds than the CLI can afford: the realised rejection rate with a tight
+  interval;
+- ``--exact`` (H0): for each replicate, the exact probability, given the pairs on which
+  the two agents disagreed, that the paired test (``SpendingPaired``) rejects when the
+  winners of the disagreeing pairs are fair coins, the null of a paired comparison: the
+  dynamic programme over every winner path that the test itself carries, run to its end.
+
+Usage: python benchmarks/adaptive_replay.py --tasks 500 --agents correlated --truth H0
+       --seeds 0:30 [--raw r500.raw] [--exact]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from adaptive_cli import P0, coupling_for  # noqa: E402
+from bernoulli_agent import BernoulliAgent  # noqa: E402
+
+from assay.compare.dispatch import dispatch_order  # noqa: E402
+from assay.compare.monitors import PairedMonitor  # noqa: E402
+from assay.compare.spending import Designs, SpendingPaired  # noqa: E402
+from assay.runner.plan import trial_seed  # noqa: E402
+from assay.stats import wilson_interval  # noqa: E402
+
+ALPHA, POWER = 0.05, 0.8
+
+
+class Scenario:
+    """One paired scenario of adaptive_cli.py (its defaults)."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.tasks, self.mde = args.tasks, args.mde
+        self.correlated = args.agents == "correlated"
+        coupling = coupling_for(args.discordance, P0 + args.mde, 0.5, args.coupling_tasks or args.tasks)
+        self.icc, self.coupling = (0.5, coupling) if self.correlated else (0.0, 0.0)
+        pairs = args.pairs_correlated if self.correlated else args.pairs
+        self.k = max(1, math.ceil(pairs / args.tasks))  # the baseline's trials per task
+        self.p = P0 if args.truth == "H0" else P0 + args.mde
+        self.ids = [f"t{i:04d}" for i in range(args.tasks)]
+        self.opening = {t: f"Task {i} of {args.tasks}: say hello." for i, t in enumerate(self.ids)}
+
+    def _passes(self, p: float, coupling: float, stream: str, seed: int, task: str) -> int:
+        params = {"p": p, "icc": self.icc, "coupling": coupling, "stream": stream}
+        return int(BernoulliAgent(SimpleNamespace(params=params, seed=seed)).passes(self.opening[task]))  # type: ignore[arg-type]
+
+    def outcomes(self, seed: int) -> tuple[list[int], list[int]]:
+        """Baseline and candidate outcomes in the candidate's dispatch order."""
+        order = dispatch_order(self.ids, self.k, seed)
+        seeds = [trial_seed(seed, t, j) for t, j in order]
+        a = [self._passes(P0, 1.0, "baseline", s, t) for s, (t, _) in zip(seeds, order, strict=True)]
+        b = [
+            self._passes(self.p, self.coupling, "candidate", s, t)
+            for s, (t, _) in zip(seeds, order, strict=True)
+        ]
+        return a, b
+
+
+def decide(a: list[int], b: list[int], mde: float) -> dict[str, Any]:
+    """The command's test fed every outcome at once (a sequential test reads them in order
+    and stops where it decides, so this is what the dispatcher's prefixes give)."""
+    monitor = PairedMonitor(a, mde=mde, alpha=ALPHA, power=POWER)
+    reading = monitor.read(b)
+    while monitor.prepare is not None:  # a design to make, then read on
+        prepare, monitor.prepare = monitor.prepare, None
+        prepare()
+        reading = monitor.read(b)
+    needed = reading.needed if reading.needed is not None else len(b)  # undecided: the budget ran
+    return {"decision": reading.state.decision, "needed": needed, "better": reading.state.better}
+
+
+def exact_alpha(a: list[int], b: list[int], mde: float) -> float:
+    """P(the spending test rejects | where the runs disagreed), winners fair coins: the
+    test's own dynamic programme over all winner paths, stepped to the last pair."""
+    designs = Designs(mde, ALPHA, POWER, len(a))
+    test = SpendingPaired(designs)
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x == y:
+            continue
+        while not test._step(i, int(y > x)):  # the path's own state is not used here
+            if test.fallback is not None:  # then the mixture SPRT spends what is left
+                return designs.alpha
+            assert test.needs is not None
+            designs.make(test.needs)
+        if test.now.mass.sum() < 1e-12:
+            break
+    return test.now.spent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=500)
+    parser.add_argument("--agents", choices=("independent", "correlated"), default="correlated")
+    parser.add_argument("--truth", choices=("H0", "+MDE"), default="H0")
+    parser.add_argument("--seeds", default="0:30", help="run seeds FIRST:END (END excluded)")
+    parser.add_argument("--mde", type=float, default=0.05)
+    parser.add_argument("--pairs", type=int, default=2000)
+    parser.add_argument("--pairs-correlated", type=int, default=1200)
+    parser.add_argument("--discordance", type=float, default=0.15)
+    parser.add_argument(
+        "--coupling-tasks",
+        type=int,
+        default=None,
+        help="suite size the coupling was tuned on (default --tasks)",
+    )
+    parser.add_argument(
+        "--raw", type=Path, default=None, help="an adaptive_cli.py --raw file to compare with"
+    )
+    parser.add_argument("--raw-seed", type=int, default=0, help="the --seed that --raw file was run with")
+    parser.add_argument("--exact", action="store_true", help="exact type-I error per replicate (H0)")
+    parser.add_argument("--coins", type=int, default=0, metavar="N",
+                        help="per replicate: N runs with fair-coin winners on its disagreements")  # fmt: skip
+    parser.add_argument("--wins", action="store_true", help="the candidate's share of discordant pairs")
+    return parser
+
+
+def fair_coins(a: list[int], b: list[int], mde: float, sims: int, seed: int) -> float:
+    """Share of ``sims`` runs the test rejects when the winners of the pairs on which
+    ``a`` and ``b`` disagree are redrawn as fair coins (the rest kept as they are)."""
+    rng = np.random.default_rng(seed)
+    xa, xb = np.asarray(a), np.asarray(b)
+    disagree = xa != xb
+    designs = Designs(mde, ALPHA, POWER, len(a))
+    rejected = 0
+    for _ in range(sims):
+        a_wins = (rng.random(len(a)) < 0.5).astype(np.int64)
+        ya = np.where(disagree, a_wins, xa)
+        yb = np.where(disagree, 1 - a_wins, xb)
+        test = SpendingPaired(designs)
+        state = test.read(ya, yb)
+        while test.needs is not None:
+            designs.make(test.needs)
+            state = test.read(ya, yb)
+        rejected += state.decision == "reject_h0"
+    return rejected / sims
+
+
+def main(argv: list[str] | None = None) -> int:
+    replay(build_parser().parse_args(argv))
+    return 0
+
+
+def replay(args: argparse.Namespace) -> dict[str, Any]:
+    """Replay, print and return the figures (rejected, runs, same, compared, alphas)."""
+    first, end = (int(x) for x in args.seeds.split(":"))
+    sc = Scenario(args)
+    key = f"{args.tasks}/{args.agents}/paired/{args.truth}"
+    cli = json.loads(args.raw.read_text())["docs"][key] if args.raw else None
+    rejected = same = compared = won = discordant = 0
+    alphas: list[float] = []
+    for seed in range(first, end):
+        a, b = sc.outcomes(seed)
+        got = decide(a, b, args.mde)
+        rejected += got["decision"] == "reject_h0"
+        at = seed - args.raw_seed  # the raw file holds replicates raw_seed, raw_seed + 1, ...
+        if cli is not None and 0 <= at < len(cli):
+            compared += 1
+            reported = (cli[at]["state"]["decision"], cli[at]["trials_needed"])
+            same += reported == (got["decision"], got["needed"])
+        if args.exact:
+            alphas.append(exact_alpha(a, b, args.mde))
+        if args.coins:
+            rate = fair_coins(a, b, args.mde, args.coins, seed)
+            print(f"seed {seed}: fair-coin winners, {args.coins} runs: rejects {rate:.4f} "
+                  f"(SE {math.sqrt(ALPHA * (1 - ALPHA) / args.coins):.4f})")  # fmt: skip
+        discordant += sum(x != y for x, y in zip(a, b, strict=True))
+        won += sum(y > x for x, y in zip(a, b, strict=True))
+    runs = end - first
+    low, high = wilson_interval(rejected, runs)
+    print(f"{key}, seeds {first}..{end - 1} (coupling {sc.coupling:.4f}, baseline {sc.k} trials per task)")
+    print(f"rejected {rejected}/{runs} = {rejected / runs:.4f} [95% CI {low:.4f}, {high:.4f}]")
+    if cli is not None:
+        print(f"same decision and trials needed as the CLI: {same}/{compared}")
+    if alphas:
+        print(f"exact type-I error given the disagreements: max {max(alphas):.5f}, "
+              f"mean {sum(alphas) / len(alphas):.5f} over {len(alphas)} replicates")  # fmt: skip
+    if args.wins:
+        print(f"the candidate won {won}/{discordant} = {won / discordant:.4f} of the discordant pairs "
+              f"(SE {0.5 / math.sqrt(discordant):.4f})")  # fmt: skip
+    return {"rejected": rejected, "runs": runs, "same": same, "compared": compared, "alphas": alphas}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
