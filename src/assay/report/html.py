@@ -151,8 +151,9 @@ def _transcripts(env: jinja2.Environment, run: Run, keys: list[tuple[str, int]])
     """Rendered transcript HTML of these trials, keyed ``run/task/trial``."""
     macro = env.get_template("_transcript.html").module.transcript  # type: ignore[attr-defined]
     out: dict[str, str] = {}
+    stored = run.store.load_transcripts_of(run.run_id, keys)
     for r in run.trials(keys):
-        tv = transcript_view(r, run.transcript(r.task_id, r.trial_index))
+        tv = transcript_view(r, stored.get((r.task_id, r.trial_index)))
         out[f"{run.run_id}/{r.task_id}/{r.trial_index}"] = str(macro(tv))
     return out
 

@@ -227,6 +227,18 @@ labels = Table(
 )
 """Human labels of trials or grades (pass/fail or per-dimension levels), see store/labels.py."""
 
+run_cache = Table(
+    "run_cache",
+    metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("part", String(50), primary_key=True),  # frame | aggregates | graded_scores | value_sums
+    Column("stamp", Text, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    ForeignKeyConstraint(["run_id"], ["runs.run_id"], ondelete="CASCADE"),
+)
+"""Columns and aggregates of finished runs, kept for the next reader (see store/runcache.py):
+each part with the run's stamp when it was made, used only while the stamp is current.
+Created on open like any new table; an older assay ignores it."""
 probes = Table(
     "probes",
     metadata,

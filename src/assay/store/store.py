@@ -39,7 +39,7 @@ from sqlalchemy.pool import StaticPool
 from ..core.results import USAGE_FIELDS, RunInfo, TaskMeta, TrialResult
 from ..core.transcript import Transcript
 from ..errors import ResumeError, RunNotFound, SpecError, StoreError
-from . import schema, sums
+from . import runcache, schema, sums
 from .codec import (
     decode_record,
     decode_transcript,
@@ -167,6 +167,9 @@ class Store:
         self.summed = found is not None and found >= 3
         """Whether the store keeps per-task sums (``task_sums``, schema 3): a read-only
         store of an older schema is read the slower way."""
+        self.cache_min_trials = runcache.min_trials()
+        """Finished runs of at least this many trials keep their columns and aggregates
+        for the next reader (``run_cache``, see :mod:`.runcache`)."""
 
     def _stored_version(self) -> int | None:
         """The schema version the store records (None: a new store, or one of schema 1,
@@ -389,6 +392,7 @@ class Store:
         """Remove a run and everything of it (trials, grades, transcripts, attempts)."""
         with self.engine.begin() as conn:
             for table in (
+                schema.run_cache,
                 schema.task_sums,
                 schema.grades,
                 schema.trial_metrics,
@@ -538,10 +542,29 @@ class Store:
             out.setdefault((task_id, index), []).append(grader)
         return out
 
+    def _cached(self, run_id: str, part: str, compute: Any, encode: Any, decode: Any) -> Any:
+        """``compute()``, kept for the next reader when the run is finished (see :mod:`.runcache`)."""
+        return runcache.cached(
+            self.engine,
+            run_id,
+            part,
+            compute,
+            encode,
+            decode,
+            min_trials=self.cache_min_trials,
+            writable=not self.read_only,
+        )
+
     def frame_columns(self, run_id: str) -> dict[str, Any]:
         """A run's trials as columns (one query; for summaries of any size): the fields
         of a :class:`assay.metrics.TrialFrame`."""
-        return frame_columns(self.engine, run_id)
+        return self._cached(
+            run_id,
+            "frame",
+            lambda: frame_columns(self.engine, run_id),
+            runcache.encode_frame,
+            runcache.decode_frame,
+        )
 
     def grade_rows(self, run_id: str, kinds: Iterable[str]) -> list[GradeTuple]:
         """A run's grades of the given kinds with their metrics (for the RAG summary):
@@ -550,17 +573,35 @@ class Store:
 
     def graded_scores(self, run_id: str) -> list[tuple[str, str, float]]:
         """Scores of the run's graders that score beyond 0/1 (see :func:`.frames.graded_scores`)."""
-        return graded_scores(self.engine, run_id)
+        return self._cached(
+            run_id,
+            "graded_scores",
+            lambda: graded_scores(self.engine, run_id),
+            runcache.encode_scores,
+            runcache.decode_scores,
+        )
 
     def frame_aggregates(self, run_id: str) -> dict[str, Any]:
         """Grader, process-metric, usage and failure aggregates of a run (SQL): the
         fields of a :class:`assay.metrics.FrameExtras`."""
-        return frame_aggregates(self.engine, run_id, self.summed)
+        return self._cached(
+            run_id,
+            "aggregates",
+            lambda: frame_aggregates(self.engine, run_id, self.summed),
+            runcache.encode_aggregates,
+            runcache.decode_aggregates,
+        )
 
     def value_sums(self, run_id: str) -> list[tuple[str, str, float, int]]:
         """Per task and name, sum and count of the process metrics and grader scores
         (``score.<grader>``) of the run's counted trials (see :func:`frames.value_sums`)."""
-        return value_sums(self.engine, run_id, self.summed)
+        return self._cached(
+            run_id,
+            "value_sums",
+            lambda: value_sums(self.engine, run_id, self.summed),
+            runcache.encode_value_sums,
+            runcache.decode_value_sums,
+        )
 
     def value_rows(self, run_id: str, name: str) -> list[tuple[str, int, float]]:
         """``(task id, trial index, value)`` of every trial of the run that carries a
@@ -669,6 +710,23 @@ class Store:
         query = select(tr.c.trial_index, tr.c.data).where(tr.c.run_id == run_id, tr.c.task_id == task_id)
         with self.engine.connect() as conn:
             return {row.trial_index: decode_transcript(row.data) for row in conn.execute(query)}
+
+    def load_transcripts_of(
+        self, run_id: str, keys: list[tuple[str, int]]
+    ) -> dict[tuple[str, int], Transcript]:
+        """The stored transcripts of these (task id, trial index) trials, by key (a few
+        queries of 500 keys, not one per trial); trials without one are left out."""
+        tr = schema.transcripts
+        out: dict[tuple[str, int], Transcript] = {}
+        with self.engine.connect() as conn:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                query = select(tr.c.task_id, tr.c.trial_index, tr.c.data).where(
+                    tr.c.run_id == run_id, tuple_(tr.c.task_id, tr.c.trial_index).in_(chunk)
+                )
+                for row in conn.execute(query):
+                    out[(row.task_id, row.trial_index)] = decode_transcript(row.data)
+        return out
 
     def load_transcript(self, run_id: str, task_id: str, trial_index: int) -> Transcript | None:
         tr = schema.transcripts
