@@ -3,20 +3,21 @@
 A finished run's trials do not change, so the columns and aggregates that ``show``,
 ``compare``, ``report`` and the viewer read (:func:`.frames.frame_columns`,
 :func:`.frames.frame_aggregates`, :func:`.frames.graded_scores`,
-:func:`.frames.value_sums`) are computed once and
-kept as a blob of numpy arrays: the next reader loads them in a fraction of the time
-that a million rows take to come through a cursor and SQLite takes to aggregate them.
+:func:`.frames.value_sums`) are computed once and kept as a blob of numpy arrays: the
+next reader loads them in a fraction of the time that a million rows take to come
+through a cursor and SQLite takes to aggregate them.
 
-Each kept part carries the run's *stamp*: its status, creation and finish times and its
-numbers of trials and of retried attempts. Every way a run gains or loses trials
-changes it: new trials (a resume, an import, another process writing) change the trial
-count; a resume also sets the run running and then finished at a new time; errors
-retried move trials to the attempts. A part whose stamp is not the run's current one is
-not used (and is replaced); runs not finished are never kept, nor runs of fewer than
-``min_trials`` trials (their reads are quick anyway). Nothing here is required: a store
-without the table (read-only, made by an older assay), a part that cannot be written
-(the store is read-only, locked by a writer, full) or one that does not decode is
-simply computed from the rows, as before.
+The table is made by the first part kept. Each kept part carries the run's *stamp*:
+its status, creation and finish times and its numbers of trials and of retried
+attempts. Every way a run gains or loses trials changes it: new trials (a resume, an
+import, another process writing) change the trial count; a resume also sets the run
+running and then finished at a new time; errors retried move trials to the attempts.
+A part whose stamp is not the run's current one is not used (and is replaced); runs
+not finished are never kept, nor runs of fewer than ``min_trials`` trials (their reads
+are quick anyway). Nothing here is required: a store without the table (nothing kept
+yet, read-only, made by an older assay), a part that cannot be written (the store is
+read-only, locked by a writer, full) or one that does not decode is simply computed
+from the rows, as before.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def load(engine: Engine, run_id: str, part: str, current: str) -> bytes | None:
     try:
         with engine.connect() as conn:
             row = conn.execute(query).first()
-    except (SQLAlchemyError, StoreError):  # no table (an older or read-only store)
+    except (SQLAlchemyError, StoreError):  # no table (nothing kept yet, or a read-only store)
         return None
     if row is None or row.stamp != current:
         return None
@@ -111,6 +112,7 @@ def save(engine: Engine, run_id: str, part: str, current: str, data: bytes) -> b
             try:
                 if engine.dialect.name == "postgresql":
                     conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{int(WRITE_WAIT_S * 1000)}ms'")
+                c.create(conn, checkfirst=True)  # the first part kept makes the table
                 conn.execute(delete(c).where(c.c.run_id == run_id, c.c.part == part))
                 conn.execute(insert(c).values(run_id=run_id, part=part, stamp=current, data=data))
                 conn.commit()

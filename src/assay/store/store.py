@@ -392,8 +392,9 @@ class Store:
     def delete_run(self, run_id: str) -> None:
         """Remove a run and everything of it (trials, grades, transcripts, attempts)."""
         with self.engine.begin() as conn:
+            if inspect(conn).has_table(schema.run_cache.name):  # made when a run is first kept
+                conn.execute(delete(schema.run_cache).where(schema.run_cache.c.run_id == run_id))
             for table in (
-                schema.run_cache,
                 schema.task_sums,
                 schema.grades,
                 schema.trial_metrics,
