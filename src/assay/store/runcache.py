@@ -110,9 +110,13 @@ def save(engine: Engine, run_id: str, part: str, current: str, data: bytes) -> b
                 conn.exec_driver_sql(f"PRAGMA busy_timeout = {int(WRITE_WAIT_S * 1000)}")
                 conn.commit()
             try:
-                if engine.dialect.name == "postgresql":
-                    conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{int(WRITE_WAIT_S * 1000)}ms'")
-                c.create(conn, checkfirst=True)  # the first part kept makes the table
+                _wait_briefly(conn)
+                try:  # the first part kept makes the table, in its own transaction
+                    c.create(conn, checkfirst=True)
+                    conn.commit()
+                except SQLAlchemyError:  # made meanwhile by another reader (the write below tells)
+                    conn.rollback()
+                _wait_briefly(conn)
                 conn.execute(delete(c).where(c.c.run_id == run_id, c.c.part == part))
                 conn.execute(insert(c).values(run_id=run_id, part=part, stamp=current, data=data))
                 conn.commit()
@@ -124,6 +128,13 @@ def save(engine: Engine, run_id: str, part: str, current: str, data: bytes) -> b
     except (SQLAlchemyError, StoreError):
         return False
     return True
+
+
+def _wait_briefly(conn: Any) -> None:
+    """Let the transaction begun on ``conn`` wait at most ``WRITE_WAIT_S`` for a lock
+    (PostgreSQL; SQLite's busy timeout is set on the connection)."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{int(WRITE_WAIT_S * 1000)}ms'")
 
 
 def cached(
