@@ -58,9 +58,10 @@ def report(
     from .looks import looked_at
 
     st = Store(store)
-    looked_at(st, [Run.load(run_id, st) for run_id in run_ids], "report")
+    runs = [Run.load(run_id, st) for run_id in run_ids]
+    looked_at(st, runs, "report")
     written = write_report(
-        run_ids,
+        runs,
         html,
         st,
         profile=box,
@@ -72,7 +73,7 @@ def report(
         "schema": "assay.report/1",
         "path": str(written.path),
         "bytes": written.size_bytes,
-        "runs": written.runs,
+        "runs": list(run_ids),  # as given (latest, latest~1...)
         "transcripts": written.transcripts,
         "transcripts_left_out": written.left_out,
     }

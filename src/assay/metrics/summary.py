@@ -210,8 +210,19 @@ def reward_list(rewards: npt.NDArray[np.float64]) -> list[int | None]:
 def _counts_by_task(task: npt.NDArray[np.intp], values: list[Any], size: int) -> list[dict[Any, int]]:
     """Per task, ``dict(Counter(its values))`` (keys in order of first appearance), for
     rows grouped by ``task`` (ascending), counted at once."""
-    index: dict[Any, int] = {}
-    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
+    index: dict[Any, int] = dict.fromkeys(values, 0)  # distinct values, first appearance first
+    if len(index) <= 64 and all(v is None or type(v) is str for v in index):
+        # few distinct strings (terminations): coded by comparing the column with each
+        column = np.asarray(values, dtype=object)
+        codes = np.zeros(len(values), dtype=np.int64)
+        for code, value in enumerate(index):
+            index[value] = code
+            if code:
+                codes[column == value] = code
+    else:
+        index = {}
+        coded = (index.setdefault(v, len(index)) for v in values)
+        codes = np.fromiter(coded, dtype=np.int64, count=len(values))
     out: list[dict[Any, int]] = [{} for _ in range(size)]
     if not values:
         return out

@@ -151,8 +151,9 @@ def _transcripts(env: jinja2.Environment, run: Run, keys: list[tuple[str, int]])
     """Rendered transcript HTML of these trials, keyed ``run/task/trial``."""
     macro = env.get_template("_transcript.html").module.transcript  # type: ignore[attr-defined]
     out: dict[str, str] = {}
+    stored = run.store.load_transcripts_of(run.run_id, keys)
     for r in run.trials(keys):
-        tv = transcript_view(r, run.transcript(r.task_id, r.trial_index))
+        tv = transcript_view(r, stored.get((r.task_id, r.trial_index)))
         out[f"{run.run_id}/{r.task_id}/{r.trial_index}"] = str(macro(tv))
     return out
 
@@ -313,14 +314,14 @@ class ReportFile:
 
 
 def write_report(
-    run_ids: Sequence[str],
+    run_ids: Sequence[str | Run],
     path: str | Path,
     store: Store | str | None = None,
     **options: Any,
 ) -> ReportFile:
-    """Load runs from the store and write their report to ``path``."""
+    """Load runs from the store (or take runs already loaded) and write their report to ``path``."""
     st = store if isinstance(store, Store) else Store(store)
-    runs = [Run.load(run_id, st) for run_id in run_ids]
+    runs = [r if isinstance(r, Run) else Run.load(r, st) for r in run_ids]
     report = build_report(runs, **options)
     out = Path(path)
     if out.is_dir():
@@ -331,4 +332,5 @@ def write_report(
     except OSError as exc:
         raise AssayError(f"cannot write {out}: {exc.strerror}") from None
     size = len(report.html.encode("utf-8"))
-    return ReportFile(out, size, list(run_ids), report.transcripts, report.left_out)
+    named = [r if isinstance(r, str) else r.run_id for r in run_ids]
+    return ReportFile(out, size, named, report.transcripts, report.left_out)

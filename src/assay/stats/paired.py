@@ -155,15 +155,16 @@ def sign_flip_test(
     padded = np.zeros(cols * 8)
     padded[:m] = units
     bit_of = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float64)
-    table = padded.reshape(cols, 8) @ bit_of.T  # table[j, byte]
-    column = np.arange(cols)[None, :]
+    table = (padded.reshape(cols, 8) @ bit_of.T).ravel()  # table[256 * j + byte]
+    column = (256 * np.arange(cols, dtype=np.intp))[None, :]
     total = float(units.sum())
     chunk = max(1, min(1024, (8 << 20) // (8 * cols)))
     hits = 0
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
         raw = rng.integers(0, 256, size=(size, cols), dtype=np.uint8)
-        flipped = (2.0 * table[column, raw].sum(axis=1) - total) / n_total
+        # np.take on flat offsets: the same values as table[j, byte], gathered 3x faster
+        flipped = (2.0 * np.take(table, column + raw).sum(axis=1) - total) / n_total
         hits += _tail_counts(flipped, observed, alternative, tol)
     p = (1 + hits) / (1 + n_resamples)
     return PermutationResult(observed, float(p), False, n_resamples, alternative)

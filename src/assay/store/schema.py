@@ -227,6 +227,21 @@ labels = Table(
 )
 """Human labels of trials or grades (pass/fail or per-dimension levels), see store/labels.py."""
 
+cache_metadata = MetaData()
+"""Tables made when first needed, not when a store is opened (see ``run_cache``)."""
+
+run_cache = Table(
+    "run_cache",
+    cache_metadata,
+    Column("run_id", String(128), primary_key=True),
+    Column("part", String(50), primary_key=True),  # frame | aggregates | graded_scores | value_sums
+    Column("stamp", Text, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+)
+"""Columns and aggregates of finished runs, kept for the next reader (see store/runcache.py):
+each part with the run's stamp when it was made, used only while the stamp is current.
+Made by the first part kept (a store whose runs are all small never has it); an older
+assay ignores it. Deleting a run deletes its rows."""
 probes = Table(
     "probes",
     metadata,

@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import (
     Engine,
+    and_,
     create_engine,
     delete,
     event,
@@ -39,7 +40,7 @@ from sqlalchemy.pool import StaticPool
 from ..core.results import USAGE_FIELDS, RunInfo, TaskMeta, TrialResult
 from ..core.transcript import Transcript
 from ..errors import ResumeError, RunNotFound, SpecError, StoreError
-from . import schema, sums
+from . import runcache, schema, sums
 from .codec import (
     decode_record,
     decode_transcript,
@@ -167,6 +168,9 @@ class Store:
         self.summed = found is not None and found >= 3
         """Whether the store keeps per-task sums (``task_sums``, schema 3): a read-only
         store of an older schema is read the slower way."""
+        self.cache_min_trials = runcache.min_trials()
+        """Finished runs of at least this many trials keep their columns and aggregates
+        for the next reader (``run_cache``, see :mod:`.runcache`)."""
 
     def _stored_version(self) -> int | None:
         """The schema version the store records (None: a new store, or one of schema 1,
@@ -388,6 +392,8 @@ class Store:
     def delete_run(self, run_id: str) -> None:
         """Remove a run and everything of it (trials, grades, transcripts, attempts)."""
         with self.engine.begin() as conn:
+            if inspect(conn).has_table(schema.run_cache.name):  # made when a run is first kept
+                conn.execute(delete(schema.run_cache).where(schema.run_cache.c.run_id == run_id))
             for table in (
                 schema.task_sums,
                 schema.grades,
@@ -500,14 +506,11 @@ class Store:
         with self.engine.connect() as conn:
             for start in range(0, len(keys), 500):
                 chunk = keys[start : start + 500]
-                key = tuple_(t.c.task_id, t.c.trial_index).in_(chunk)
                 grades: dict[tuple[str, int], list[Any]] = {}
-                grade_q = select(g).where(
-                    g.c.run_id == run_id, tuple_(g.c.task_id, g.c.trial_index).in_(chunk)
-                )
+                grade_q = select(g).where(_of_keys(g, run_id, chunk))
                 for row in conn.execute(grade_q.order_by(g.c.task_id, g.c.trial_index, g.c.position)):
                     grades.setdefault((row.task_id, row.trial_index), []).append(grade_from_row(row))
-                trial_q = select(t.c.task_id, t.c.trial_index, t.c.record).where(t.c.run_id == run_id, key)
+                trial_q = select(t.c.task_id, t.c.trial_index, t.c.record).where(_of_keys(t, run_id, chunk))
                 for r in conn.execute(trial_q):
                     k = (r.task_id, r.trial_index)
                     found[k] = decode_record(r.record, grades.get(k, []))
@@ -526,22 +529,40 @@ class Store:
             rows = []
             with self.engine.connect() as conn:
                 for start in range(0, len(keys), 500):
-                    query = select(g.c.task_id, g.c.trial_index, g.c.grader, g.c.position).where(
-                        g.c.run_id == run_id,
-                        g.c.gating,
-                        g.c.passed.is_(False),
-                        tuple_(g.c.task_id, g.c.trial_index).in_(keys[start : start + 500]),
-                    )
-                    rows.extend(tuple(r) for r in conn.execute(query))
+                    # gating failures are picked here, and kind (not in the covering index by
+                    # grader) is read: otherwise SQLite, with no statistics, walks that index
+                    # over every grade of the run instead of seeking the few trials' rows
+                    columns = (g.c.task_id, g.c.trial_index, g.c.grader, g.c.position, g.c.gating, g.c.passed)
+                    query = select(*columns, g.c.kind).where(_of_keys(g, run_id, keys[start : start + 500]))
+                    rows.extend(r[:4] for r in conn.execute(query) if r.gating and r.passed is False)
             rows.sort(key=lambda r: (r[0], r[1], r[3]))
         for task_id, index, grader, _ in rows:
             out.setdefault((task_id, index), []).append(grader)
         return out
 
+    def _cached(self, run_id: str, part: str, compute: Any, encode: Any, decode: Any) -> Any:
+        """``compute()``, kept for the next reader when the run is finished (see :mod:`.runcache`)."""
+        return runcache.cached(
+            self.engine,
+            run_id,
+            part,
+            compute,
+            encode,
+            decode,
+            min_trials=self.cache_min_trials,
+            writable=not self.read_only,
+        )
+
     def frame_columns(self, run_id: str) -> dict[str, Any]:
         """A run's trials as columns (one query; for summaries of any size): the fields
         of a :class:`assay.metrics.TrialFrame`."""
-        return frame_columns(self.engine, run_id)
+        return self._cached(
+            run_id,
+            "frame",
+            lambda: frame_columns(self.engine, run_id),
+            runcache.encode_frame,
+            runcache.decode_frame,
+        )
 
     def grade_rows(self, run_id: str, kinds: Iterable[str]) -> list[GradeTuple]:
         """A run's grades of the given kinds with their metrics (for the RAG summary):
@@ -550,17 +571,35 @@ class Store:
 
     def graded_scores(self, run_id: str) -> list[tuple[str, str, float]]:
         """Scores of the run's graders that score beyond 0/1 (see :func:`.frames.graded_scores`)."""
-        return graded_scores(self.engine, run_id)
+        return self._cached(
+            run_id,
+            "graded_scores",
+            lambda: graded_scores(self.engine, run_id),
+            runcache.encode_scores,
+            runcache.decode_scores,
+        )
 
     def frame_aggregates(self, run_id: str) -> dict[str, Any]:
         """Grader, process-metric, usage and failure aggregates of a run (SQL): the
         fields of a :class:`assay.metrics.FrameExtras`."""
-        return frame_aggregates(self.engine, run_id, self.summed)
+        return self._cached(
+            run_id,
+            "aggregates",
+            lambda: frame_aggregates(self.engine, run_id, self.summed),
+            runcache.encode_aggregates,
+            runcache.decode_aggregates,
+        )
 
     def value_sums(self, run_id: str) -> list[tuple[str, str, float, int]]:
         """Per task and name, sum and count of the process metrics and grader scores
         (``score.<grader>``) of the run's counted trials (see :func:`frames.value_sums`)."""
-        return value_sums(self.engine, run_id, self.summed)
+        return self._cached(
+            run_id,
+            "value_sums",
+            lambda: value_sums(self.engine, run_id, self.summed),
+            runcache.encode_value_sums,
+            runcache.decode_value_sums,
+        )
 
     def value_rows(self, run_id: str, name: str) -> list[tuple[str, int, float]]:
         """``(task id, trial index, value)`` of every trial of the run that carries a
@@ -670,6 +709,21 @@ class Store:
         with self.engine.connect() as conn:
             return {row.trial_index: decode_transcript(row.data) for row in conn.execute(query)}
 
+    def load_transcripts_of(
+        self, run_id: str, keys: list[tuple[str, int]]
+    ) -> dict[tuple[str, int], Transcript]:
+        """The stored transcripts of these (task id, trial index) trials, by key (a few
+        queries of 500 keys, not one per trial); trials without one are left out."""
+        tr = schema.transcripts
+        out: dict[tuple[str, int], Transcript] = {}
+        with self.engine.connect() as conn:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                query = select(tr.c.task_id, tr.c.trial_index, tr.c.data).where(_of_keys(tr, run_id, chunk))
+                for row in conn.execute(query):
+                    out[(row.task_id, row.trial_index)] = decode_transcript(row.data)
+        return out
+
     def load_transcript(self, run_id: str, task_id: str, trial_index: int) -> Transcript | None:
         tr = schema.transcripts
         with self.engine.connect() as conn:
@@ -682,6 +736,18 @@ class Store:
 
 
 Row = dict[str, Any]
+
+
+def _of_keys(table: Any, run_id: str, keys: list[tuple[str, int]]) -> Any:
+    """The rows of ``table`` of these (task id, trial index) trials of a run. The task
+    ids are named on their own too: SQLite then seeks each task's rows by the primary
+    key; with the pairs alone it walks every row of the run (5 s for 500 trials' grades
+    among a million)."""
+    return and_(
+        table.c.run_id == run_id,
+        table.c.task_id.in_(sorted({task for task, _ in keys})),
+        tuple_(table.c.task_id, table.c.trial_index).in_(keys),
+    )
 
 
 def _rows(result: TrialResult) -> tuple[Row, list[Row], Row | None, list[Row], list[Row], list[Row]]:
