@@ -20,7 +20,7 @@ _PUBLIC = {
     "AssayError": "assay.errors",
     "SuiteError": "assay.errors",
     "RunSpec": "assay.core.spec",
-    "Run": "assay.runner.api",
+    "Run": "assay.runner.stored",
     "run": "assay.runner.api",
     "run_async": "assay.runner.api",
     "resume": "assay.runner.api",
@@ -44,7 +44,8 @@ __all__ = [
 if TYPE_CHECKING:
     from .core.spec import RunSpec
     from .errors import AssayError, SuiteError
-    from .runner.api import Run, resume, resume_async, run, run_async
+    from .runner.api import resume, resume_async, run, run_async
+    from .runner.stored import Run
     from .suites.loader import load_suite
 
 

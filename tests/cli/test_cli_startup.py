@@ -61,3 +61,42 @@ def test_error_lines_keep_brackets(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     result = assay_main("run", "retail", "--executor", "ray", "-k", "1")
     assert result.code == 2 and "pip install 'assay[ray]'" in result.stderr, result
+
+
+def test_reading_a_run_imports_none_of_the_machinery_that_runs_one(tmp_path: Path) -> None:
+    """``assay show`` (like compare, report and the viewer) reads a stored run through
+    assay.runner.stored: the executors, the orchestrator, environments and model clients
+    stay unimported."""
+    store = str(tmp_path / "s.db")
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "run",
+            "retail",
+            "-k",
+            "1",
+            "--task",
+            "refund-in-window-email",
+            "--store",
+            store,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    code = (
+        "import sys\n"
+        "from assay.cli import main\n"
+        f"sys.argv = ['assay', 'show', 'latest', '--store', {store!r}]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "names = ('assay.runner.api', 'assay.runner.executor', 'assay.runner.orchestrator',\n"
+        "         'assay.envs.sandbox')\n"
+        "print('RUNNING', [m for m in names if m in sys.modules], 'assay.runner.stored' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert "RUNNING [] True" in out.stdout, out.stdout + out.stderr
+    assert "retail" in out.stdout

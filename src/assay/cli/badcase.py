@@ -15,7 +15,7 @@ from ..lifecycle.badcase import LAYERS, SEVERITIES, STATUSES, Badcase, Link, app
 from ..lifecycle.clustering import DEFAULT_THRESHOLD
 from ..lifecycle.flowback import promote as promote_case
 from ..lifecycle.propose import propose
-from ..runner.api import Run
+from ..runner.stored import Run
 from ..store.badcases import has_badcase, list_badcases, load_badcase, write_badcase
 from ..store.holdout import holdout_tasks, log_holdout
 from ..store.store import Store, now_iso

@@ -16,8 +16,8 @@ from ..errors import AssayError
 from ..gate import evaluate, load_policy
 from ..report.junit import write_junit
 from ..report.markdown import compare_markdown, gate_markdown, plan_markdown
-from ..runner.api import Run
 from ..runner.plan import select_tasks
+from ..runner.stored import Run
 from ..store.store import Store
 from ..suites.instantiate import instantiate
 from ..suites.loader import load_suite

@@ -103,7 +103,7 @@ def rank(
     if runs:
         if len(sources) < 2:
             raise AssayError("--runs needs two or more run ids, e.g. assay rank --runs RUN_A RUN_B")
-        from ..runner.api import Run
+        from ..runner.stored import Run
         from ..store.store import Store
 
         st = Store(store)

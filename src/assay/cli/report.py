@@ -53,7 +53,7 @@ def report(
         from ..box import load_profile
 
         box = load_profile(profile)
-    from ..runner.api import Run
+    from ..runner.stored import Run
     from ..store.store import Store
     from .looks import looked_at
 

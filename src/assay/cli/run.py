@@ -16,8 +16,7 @@ from ..core.results import RunInfo, TrialResult
 from ..core.spec import RunSpec
 from ..errors import AssayError, SuiteError
 from ..report.console import render_runs, render_summary, render_transcript, render_trials
-from ..runner.api import Run, pick_trial, resume_async, run_async
-from ..runner.ray_executor import make_executor
+from ..runner.stored import Run, pick_trial
 from ..store.store import Store
 from ..suites.loader import load_suite
 from .app import JsonOpt, StoreOpt, app, err, out, print_json, terminate_as_interrupt
@@ -212,6 +211,8 @@ def _run(spec: RunSpec, as_json: bool) -> None:
         return
     if spec.split == "holdout":
         err.print("[yellow]warning:[/] running the holdout split: this look is logged (assay suite status)")
+    from ..runner.api import run_async  # not imported by the commands that read runs
+
     store = Store(spec.store)
 
     def start(p: _Progress) -> Any:
@@ -244,6 +245,9 @@ def _resume(run_id: str, retry: bool, options: dict[str, Any], as_json: bool) ->
     extra = [flag for flag in given({k: v for k, v in options.items() if k not in allowed})]
     if extra:
         raise AssayError(f"{extra[0]} cannot be given with --resume: a resumed run keeps its own spec")
+    from ..runner.api import resume_async
+    from ..runner.ray_executor import make_executor
+
     store = Store(options.get("store"))
     info = store.get_run(run_id)
     secrets = spec_fields({k: options.get(k) for k in ("model_option", "judge_option")})

@@ -17,7 +17,7 @@ from ..lifecycle.holdout import holdout_status
 from ..lifecycle.tracks import snapshot_evidence, track_report
 from ..lifecycle.versions import accept as accept_candidates
 from ..lifecycle.versions import diff_suites, suite_folder
-from ..runner.api import Run
+from ..runner.stored import Run
 from ..store.badcases import BadcaseNotFound, load_badcase, write_badcase
 from ..store.evidence import load_checks
 from ..store.holdout import holdout_log

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..runner.api import Run
+from ..runner.stored import Run
 from .dispatch import RoundReport
 from .fixed import FixedDesign
 from .sequential import SequentialDesign, SequentialState

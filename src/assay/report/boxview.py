@@ -9,7 +9,7 @@ from typing import Any
 
 from ..box import ScoringProfile, trial_losses
 from ..compare import RunData, resolve_profile, score_runs
-from ..runner.api import Run
+from ..runner.stored import Run
 
 
 def box_section(runs: Sequence[Run], profile: ScoringProfile | None = None) -> dict[str, Any] | None:

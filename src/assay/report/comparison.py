@@ -17,7 +17,7 @@ from ..errors import AssayError
 from ..metrics.frame import TrialFrame
 from ..metrics.summary import reward_list
 from ..metrics.summary_model import task_outcome
-from ..runner.api import Run
+from ..runner.stored import Run
 
 _ORDER = {"regressed": 0, "improved": 1, "changed": 2, "same": 3}
 

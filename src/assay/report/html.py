@@ -28,7 +28,7 @@ import numpy.typing as npt
 from ..box import ScoringProfile
 from ..errors import AssayError
 from ..metrics.frame import TrialFrame
-from ..runner.api import Run
+from ..runner.stored import Run
 from ..store.store import Store
 from . import charts
 from .boxview import box_section

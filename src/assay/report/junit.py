@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..core.results import TaskMeta, TrialResult
 from ..gate import Verdict, failure_reasons
-from ..runner.api import Run
+from ..runner.stored import Run
 
 
 def _suite(parent: ET.Element, name: str, timestamp: str | None = None) -> ET.Element:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import AssayError, Problem
-from ..runner.api import Run
+from ..runner.stored import Run
 from ..stats import (
     bootstrap_ratings,
     elo_online,

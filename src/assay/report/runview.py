@@ -19,7 +19,7 @@ import numpy.typing as npt
 from ..core.results import TrialResult
 from ..metrics.frame import FrameExtras, TrialFrame
 from ..metrics.summary_model import RunSummary
-from ..runner.api import Run
+from ..runner.stored import Run
 
 
 def _r(x: float | None, digits: int = 4) -> float | None:

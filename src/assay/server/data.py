@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 
 from ..report.html import run_charts
 from ..report.runview import build_run_view
-from ..runner.api import Run
+from ..runner.stored import Run
 from ..store import Store, schema
 from .trials import TrialTable
 

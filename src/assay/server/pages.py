@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse
 from ..report.boxview import box_section
 from ..report.charts import loss_distributions
 from ..report.transcript_view import transcript_view
-from ..runner.api import pick_trial
+from ..runner.stored import pick_trial
 from .app import render
 from .data import LoadedRun, RunCache
 
