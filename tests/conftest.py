@@ -1,8 +1,16 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
+
+# Cache compiled bytecode even where the environment says not to (this machine sets
+# PYTHONDONTWRITEBYTECODE): without it every test module is assertion-rewritten again on
+# every run and every `assay` subprocess compiles assay from source, about a third of a
+# second each. The __pycache__ folders are git-ignored.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 from assay.envs import DOMAINS
 from tests.toydomain import DOMAIN as TOY

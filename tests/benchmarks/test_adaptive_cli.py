@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # CI runs it; pytest -m 'not slow' leaves it out locally
+pytestmark = pytest.mark.slow  # plain pytest leaves it out; pytest -m slow and CI run it
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # CI runs it; pytest -m 'not slow' leaves it out locally
+pytestmark = pytest.mark.slow  # plain pytest leaves it out; pytest -m slow and CI run it
 
 ROOT = Path(__file__).parents[2]
 

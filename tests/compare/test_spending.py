@@ -74,6 +74,7 @@ def test_type_one_error_is_held_whatever_the_discordance_does() -> None:
     assert np.mean(rejected) > 0.02  # and it is not a test that never rejects
 
 
+@pytest.mark.slow
 def test_power_at_the_alternative() -> None:
     """+0.2 at discordance 0.4 (θ₁ = 0.75): rejects for the candidate most of the time."""
     rng = np.random.default_rng(3)

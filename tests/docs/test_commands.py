@@ -34,7 +34,7 @@ from .runner import PageRun, Shared
 
 PAGES = [p for p in pages() if page_commands(p)]
 #: pages whose commands take tens of seconds even when shared (measured on the 2-core
-#: machine): marked slow (``-m "not slow"`` leaves them out locally; CI runs them)
+#: machine): marked slow (plain ``pytest`` leaves them out; ``pytest -m slow`` and CI run them)
 SLOW = {
     "README.md": "about 40 runs: tau2 telecom, Ray, perturbations, a flag matrix...",
     "docs/code.md": "164 HumanEval problems twice in the sandbox",

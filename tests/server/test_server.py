@@ -175,6 +175,7 @@ def test_live_run_updates_between_requests(tmp_path: Path) -> None:
         assert fragment.startswith('<div id="overview" data-version="finished/10"')
 
 
+@pytest.mark.slow
 def test_ten_thousand_trials_stay_responsive(tmp_path: Path) -> None:
     """A run of 10,000 trials: the run page renders once (cold) and then from cache; tables
     arrive a page at a time. The timings are printed for the record."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tests.support.suite_fuzz import Result, fuzz, tally
 
-pytestmark = pytest.mark.slow  # CI runs it; pytest -m 'not slow' leaves it out locally
+pytestmark = pytest.mark.slow  # plain pytest leaves it out; pytest -m slow and CI run it
 
 SEED = 20_000
 

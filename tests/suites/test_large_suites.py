@@ -35,6 +35,7 @@ def peak_mb(fn) -> float:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_memory_stays_flat_as_the_suite_grows(tmp_path: Path) -> None:
     small = write_suite(tmp_path / "small", 1_000)
     large = write_suite(tmp_path / "large", 10_000)

@@ -102,6 +102,7 @@ async def test_agents_do_not_answer_what_they_do_not_know() -> None:
     assert turn.text == "I do not recognise this problem." and not turn.tool_calls
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_cli_import_and_run_all_164(tmp_path: Path) -> None:
     """The acceptance check: assay import humaneval && assay run --agent
