@@ -1,4 +1,7 @@
-"""The CLI as a user runs it: subprocesses, exit codes, JSON output, kill -9 + resume."""
+"""The CLI as a user runs it: exit codes, JSON output, kill -9 + resume.
+
+Commands run in process (``assay.cli.main``, as the ``assay`` script does); the kill -9
+test runs real processes, since killing one is its point."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.cli import CliResult, assay_main
 
 ROOT = Path(__file__).parents[2]
 AGENT = "python:tests.toyagents:DepositAgent"
@@ -25,19 +29,15 @@ tasks:
 
 
 def env(**extra: str) -> dict[str, str]:
+    """The environment of an ``assay`` subprocess (the kill -9 test)."""
     base = {k: v for k, v in os.environ.items() if k != "ASSAY_STORE"}
     return {**base, "PYTHONPATH": str(ROOT), "ASSAY_PLUGINS": "tests.toydomain", **extra}
 
 
-def assay(*args: str, check: bool = True, **extra: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "assay", *args],
-        capture_output=True,
-        text=True,
-        env=env(**extra),
-        cwd=ROOT,
-        timeout=120,
-    )
+def assay(*args: str, check: bool = True) -> CliResult:
+    """``assay ARGS`` in process, from the checkout, with the default store unset (the toy
+    domain is registered by tests/conftest.py; ASSAY_PLUGINS is for subprocesses)."""
+    proc = assay_main(*args, env={"ASSAY_STORE": None}, cwd=ROOT)
     if check and proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc

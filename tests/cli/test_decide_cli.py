@@ -1,20 +1,21 @@
 """`assay compare`, `gate`, `plan`, `run --until-decided` as a user runs them.
 
 The runs are made once, in process, on the built-in retail suite (one trial per task).
-The acceptance checks run the CLI in subprocesses; the rest call the same entry point
-(``assay.cli.main``: exit codes, one-line errors) in process, to keep the suite fast.
+Every command calls the CLI's entry point (``assay.cli.main``: exit codes, one-line errors)
+in process, to keep the suite fast: the acceptance checks through
+tests/support/cli.py (the store in ``ASSAY_STORE``, run from the checkout, 160 columns),
+the rest with ``--store`` under capsys.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from tests.support.cli import CliResult, assay_main
 
 import assay
 from assay.store import Store
@@ -38,18 +39,9 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def assay_cli(*args: str, db: Path, code: int | None = 0) -> subprocess.CompletedProcess[str]:
-    """Run the CLI in a subprocess, as a user (or CI) would."""
-    env = {
-        **{k: v for k, v in os.environ.items() if k != "ASSAY_STORE"},
-        "PYTHONPATH": str(ROOT),
-        "ASSAY_PLUGINS": "tests.toydomain",
-        "ASSAY_STORE": str(db),
-        "COLUMNS": "160",
-    }
-    proc = subprocess.run(
-        [sys.executable, "-m", "assay", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
-    )
+def assay_cli(*args: str, db: Path, code: int | None = 0) -> CliResult:
+    """Run the CLI as a user (or CI) would: the store named by ``ASSAY_STORE``, from the checkout."""
+    proc = assay_main(*args, env={"ASSAY_STORE": str(db), "COLUMNS": "160"}, cwd=ROOT)
     if code is not None and proc.returncode != code:
         raise AssertionError(f"exit {proc.returncode} (expected {code})\n{proc.stdout}\n{proc.stderr}")
     return proc

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.support.cli import CliResult, assay_main
 from tests.support.fake_llm_server import FakeLLMServer, Reply
 
 from assay.store.probes import list_probes
@@ -16,15 +14,9 @@ from assay.store.store import Store
 ROOT = Path(__file__).parents[2]
 
 
-def assay(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", "COLUMNS": "120"},
-    )
+def assay(*args: str) -> CliResult:
+    """``assay ARGS`` in process, 120 columns wide."""
+    return assay_main(*args, cwd=ROOT, env={"COLUMNS": "120"})
 
 
 def test_probe_stores_and_probes_compares(tmp_path: Path) -> None:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli import CliResult, assay_main
 
 from assay.errors import AssayError
 from assay.report.ranking import battles_from_runs, load_votes
@@ -18,24 +16,12 @@ ROOT = Path(__file__).parents[2]
 VOTES = ROOT / "examples" / "votes.jsonl"
 
 
-def assay(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        env={
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "ASSAY_PLUGINS": "tests.toydomain",
-            "COLUMNS": "120",
-            **env,
-        },
-    )
+def assay(*args: str, **env: str) -> CliResult:
+    """``assay ARGS`` in process, 120 columns wide (the toy domain comes from tests/conftest.py)."""
+    return assay_main(*args, cwd=ROOT, env={"COLUMNS": "120", **env})
 
 
-def bad(proc: subprocess.CompletedProcess[str]) -> str:
+def bad(proc: CliResult) -> str:
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr
     return " ".join(proc.stderr.split())  # the console wraps long lines

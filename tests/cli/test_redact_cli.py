@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.cli import CliResult, assay_main
 
 ROOT = Path(__file__).parents[2]
 KEY = "sk-proj-Q1w2E3r4T5y6U7i8O9p0AsDfGhJkL9x8"
 
 
-def assay(*args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **env},
-        cwd=ROOT,
-        timeout=120,
-    )
+def assay(*args: str, stdin: str | None = None, **env: str) -> CliResult:
+    """``assay ARGS`` in process; ``env`` is set for the call only."""
+    return assay_main(*args, stdin=stdin, env=env, cwd=ROOT)
 
 
 def test_json_file_to_output_with_report(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""``assay view`` as a user starts it: a real process listening on 127.0.0.1."""
+"""``assay view`` as a user starts it: a real process listening on 127.0.0.1 (a subprocess,
+as the server runs until it is stopped); its refusals to start run in process."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.server.support import free_port
+from tests.support.cli import assay_main
 
 pytest.importorskip("uvicorn")
 ROOT = Path(__file__).parents[2]
@@ -51,14 +53,7 @@ def test_assay_view_serves_the_store_on_loopback(tmp_path: Path) -> None:
 
 
 def test_assay_view_refuses_a_bad_port() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "assay", "view", "--port", "70000"],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = assay_main("view", "--port", "70000", cwd=ROOT)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
@@ -69,13 +64,6 @@ def test_assay_view_says_when_the_port_is_taken() -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        proc = subprocess.run(
-            [sys.executable, "-m", "assay", "view", "--port", str(port)],
-            cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        proc = assay_main("view", "--port", str(port), cwd=ROOT)
     assert proc.returncode == 2, proc.stderr
     assert "cannot listen on 127.0.0.1" in proc.stderr and "Traceback" not in proc.stderr

@@ -5,12 +5,10 @@ the docs alone; it loads, runs, and its hash follows every file of that world.""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli import assay_main
 
 from assay.envs import get_domain
 from assay.envs.capabilities import AssertionDomain
@@ -194,18 +192,10 @@ def test_problems_of_the_world_are_one_line_each(
 
 
 def test_validate_says_which_code_it_imports(library: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
-    proc = subprocess.run(
-        [sys.executable, "-m", "assay", "validate", str(library)], capture_output=True, text=True, env=env
-    )
+    proc = assay_main("validate", str(library))
     assert proc.returncode == 0, proc.stderr
     assert "imports (loading the suite runs this code): tools.py (domain)" in proc.stdout
-    proc = subprocess.run(
-        [sys.executable, "-m", "assay", "validate", str(library), "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    proc = assay_main("validate", str(library), "--json")
     assert json.loads(proc.stdout)["imports"] == ["tools.py (domain)"]
 
 

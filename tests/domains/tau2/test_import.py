@@ -4,9 +4,6 @@ port, import and graders agree (every task whose gold actions are complete score
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +14,8 @@ from assay.domains.tau2.importer import convert_task, import_tau2
 from assay.envs import get_domain
 from assay.runner.api import run
 from assay.suites import instantiate, load_suite
+from tests.support.cli import CliResult, assay_main
 
-REPO = Path(__file__).resolve().parents[3]
 #: Tasks of tau2's data whose gold actions do not reach what their criteria ask (see docs/tau2.md).
 INCOMPLETE_GOLD = {
     "mock": {
@@ -171,9 +168,8 @@ def test_import_errors_are_one_line(data_dir: Path, tmp_path: Path) -> None:
         import_tau2(tmp_path / "broken", "mock", tmp_path / "y")
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, env=env)
+def _cli(*args: str) -> CliResult:
+    return assay_main(*args)
 
 
 def test_cli_import(data_dir: Path, tmp_path: Path) -> None:
@@ -189,5 +185,8 @@ def test_cli_import(data_dir: Path, tmp_path: Path) -> None:
             proc.returncode == 2 and "banking_knowledge cannot be imported by this assay yet" in proc.stderr
         )
         assert "Traceback" not in proc.stderr
+    else:  # this assay has the banking_knowledge importer: the CLI reaches it
+        assert proc.returncode == 0, proc.stderr
+        assert (tmp_path / "b" / "suite.yaml").is_file()
     proc = _cli("import", "tau2", str(tmp_path), "--domain", "airline", "-o", str(tmp_path / "a"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

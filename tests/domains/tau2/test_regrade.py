@@ -5,9 +5,6 @@ and the run usable like any other."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,8 +13,8 @@ from assay.domains.tau2.importer import import_tau2
 from assay.domains.tau2.regrade import regrade_tau2
 from assay.runner.api import Run
 from assay.store.store import Store
+from tests.support.cli import CliResult, assay_main
 
-REPO = Path(__file__).resolve().parents[3]
 FILES = [
     ("airline_claude-sonnet-4-5_50tasks.json", 50, 371),
     ("airline_gpt-4.1-finetuned_20tasks.json", 20, 147),
@@ -80,9 +77,8 @@ def test_telecom_checks_count_check_by_check(root: Path, suites: dict[str, Path]
     assert transcript.messages[0].content == "Hi! How can I help you today?"
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, env=env)
+def _cli(*args: str) -> CliResult:
+    return assay_main(*args)
 
 
 @pytest.mark.slow
@@ -128,7 +124,8 @@ def test_cli_regrade_then_show_compare_and_report(root: Path, data_dir: Path, tm
     assert compared.returncode == 0, compared.stderr
     html = tmp_path / "r.html"
     reported = _cli("report", "gpt41", "ft", "--store", db, "--html", str(html))
-    assert reported.returncode == 0, reported.stderr and html.stat().st_size > 10_000
+    assert reported.returncode == 0, reported.stderr
+    assert html.stat().st_size > 10_000
 
 
 def _broken(root: Path, tmp_path: Path, edit) -> Path:  # type: ignore[no-untyped-def]
