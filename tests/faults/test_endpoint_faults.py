@@ -89,7 +89,9 @@ def test_transient_faults_are_retried_and_never_blamed_on_the_agent(
     kinds: list[Any], healthy: dict[tuple[str, int], Any], tmp_path: Path
 ) -> None:
     with FakeLLMServer(brain, fault_rate=0.25, fault_seed=7, fault_kinds=kinds) as srv:
-        run = run_against(srv, tmp_path / "s.db", trials=2, model_options={"timeout_s": 1.0})
+        # one trial per task meets each single kind many times; the mixed case needs two to meet every kind
+        trials = 2 if len(kinds) > 1 else 1
+        run = run_against(srv, tmp_path / "s.db", trials=trials, model_options={"timeout_s": 1.0})
     assert len(srv.faults) > 0
     assert never_misblamed(run.results, healthy) == 0  # every fault retried, none blamed
     summary = run.summary().to_dict()

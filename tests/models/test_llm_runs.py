@@ -95,10 +95,10 @@ def test_cli_end_to_end_llm_agent_and_user(server: FakeLLMServer, pricing: str, 
 def test_transient_failures_are_retried_and_never_blamed_on_the_agent(
     server: FakeLLMServer, pricing: str
 ) -> None:
-    clean = llm_run(server, pricing, trials=2)
+    clean = llm_run(server, pricing, trials=1)
     flaky = FakeLLMServer(brain, fault_rate=0.2, fault_seed=3, fault_kinds=("429", "500", "drop"))
     with flaky:
-        run = llm_run(flaky, pricing, trials=2)
+        run = llm_run(flaky, pricing, trials=1)
     summary = run.summary().to_dict()
     assert summary["excluded"]["trials"] == 0
     assert [r.reward for r in run.results] == [r.reward for r in clean.results]
