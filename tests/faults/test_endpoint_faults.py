@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli import CliResult, assay_main
 from tests.support.fake_llm_server import FakeLLMServer, Fault
 from tests.support.scripted_brain import brain
 
@@ -27,7 +26,6 @@ from assay.llm.errors import EndpointUnreachable
 from assay.runner.breaker import ModelEndpointDown
 from assay.store import Store
 
-ROOT = Path(__file__).parents[2]
 TASKS = ["refund-in-window-email-1", "cancel-pending-1", "refund-15-days-old-1"]
 MORE = [*TASKS, "approved-claim-1", "cancel-pending-2"]
 FAST = {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "jitter_seed": 1, "api_key": "test"}
@@ -91,7 +89,9 @@ def test_transient_faults_are_retried_and_never_blamed_on_the_agent(
     kinds: list[Any], healthy: dict[tuple[str, int], Any], tmp_path: Path
 ) -> None:
     with FakeLLMServer(brain, fault_rate=0.25, fault_seed=7, fault_kinds=kinds) as srv:
-        run = run_against(srv, tmp_path / "s.db", trials=2, model_options={"timeout_s": 1.0})
+        # one trial per task meets each single kind many times; the mixed case needs two to meet every kind
+        trials = 2 if len(kinds) > 1 else 1
+        run = run_against(srv, tmp_path / "s.db", trials=trials, model_options={"timeout_s": 1.0})
     assert len(srv.faults) > 0
     assert never_misblamed(run.results, healthy) == 0  # every fault retried, none blamed
     summary = run.summary().to_dict()
@@ -222,15 +222,10 @@ def test_a_dead_endpoint_with_checks_off_is_stopped_by_the_breaker(tmp_path: Pat
     assert len(st.load_results("dead")) == 3
 
 
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *args],
-        capture_output=True,
-        text=True,
-        env={**base, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT)},
-        timeout=timeout,
-    )
+def cli(*args: str) -> CliResult:
+    """``assay ARGS`` in this process, with no model credentials in the environment."""
+    keys = [k for k in os.environ if k.startswith(("OPENAI_", "ANTHROPIC_"))]
+    return assay_main(*args, env=dict.fromkeys(keys))
 
 
 def test_a_judge_without_a_key_fails_at_start_with_the_real_cause(tmp_path: Path) -> None:

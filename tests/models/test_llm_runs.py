@@ -4,9 +4,6 @@ scripted brain behind the fake server, the retail suite."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,9 +15,10 @@ from tests.support.scripted_brain import brain
 import assay
 from assay.store import Store
 
-ROOT = Path(__file__).parents[2]
 PRICING = "models:\n  scripted: {input: 3.0, output: 15.0, cache_read: 0.3}\n"
 TASKS = ["refund-in-window-email", "cancel-pending", "old-order-15-days", "already-approved-claim"]
+#: 11 of the retail suite's 52 trials, four kinds of request (refund, cancel, old order, approved claim).
+CLI_TASKS = ["refund-in-window-email", "cancel-pending", "refund-15-days-old", "approved-claim"]
 
 
 @pytest.fixture
@@ -57,35 +55,23 @@ def llm_run(srv: FakeLLMServer, pricing: str, **kw):
 
 
 def test_cli_end_to_end_llm_agent_and_user(server: FakeLLMServer, pricing: str, tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        "OPENAI_BASE_URL": server.openai_base_url,
-        "OPENAI_API_KEY": "test",
-        "PYTHONPATH": str(ROOT),
-    }
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "assay",
-            "run",
-            "retail",
-            "--agent",
-            "openai:scripted",
-            "--user",
-            "openai:scripted",
-            "-k",
-            "1",
-            "--pricing",
-            pricing,
-            "--store",
-            str(tmp_path / "s.db"),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
+    env = {"OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": "test"}
+    proc = assay_main(
+        "run",
+        "retail",
+        "--agent",
+        "openai:scripted",
+        "--user",
+        "openai:scripted",
+        *[arg for task in CLI_TASKS for arg in ("--task", task)],
+        "-k",
+        "1",
+        "--pricing",
+        pricing,
+        "--store",
+        str(tmp_path / "s.db"),
+        "--json",
         env=env,
-        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
@@ -109,10 +95,10 @@ def test_cli_end_to_end_llm_agent_and_user(server: FakeLLMServer, pricing: str, 
 def test_transient_failures_are_retried_and_never_blamed_on_the_agent(
     server: FakeLLMServer, pricing: str
 ) -> None:
-    clean = llm_run(server, pricing, trials=2)
+    clean = llm_run(server, pricing, trials=1)
     flaky = FakeLLMServer(brain, fault_rate=0.2, fault_seed=3, fault_kinds=("429", "500", "drop"))
     with flaky:
-        run = llm_run(flaky, pricing, trials=2)
+        run = llm_run(flaky, pricing, trials=1)
     summary = run.summary().to_dict()
     assert summary["excluded"]["trials"] == 0
     assert [r.reward for r in run.results] == [r.reward for r in clean.results]
@@ -124,37 +110,23 @@ def test_endpoint_down_is_a_harness_error_with_exit_code_3(pricing: str, tmp_pat
     srv = FakeLLMServer(brain)
     srv.down = True
     with srv:
-        env = {
-            **os.environ,
-            "OPENAI_BASE_URL": srv.openai_base_url,
-            "OPENAI_API_KEY": "t",
-            "PYTHONPATH": str(ROOT),
-        }
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "assay",
-                "run",
-                "retail",
-                "--agent",
-                "openai:scripted",
-                "--task",
-                TASKS[0] + "-1",
-                "-k",
-                "2",
-                "-m",
-                "max_retries=1",
-                "-m",
-                "backoff_base_s=0.01",
-                "--store",
-                str(tmp_path / "s.db"),
-                "--json",
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
+        proc = assay_main(
+            "run",
+            "retail",
+            "--agent",
+            "openai:scripted",
+            "--task",
+            TASKS[0] + "-1",
+            "-k",
+            "2",
+            "-m",
+            "max_retries=1",
+            "-m",
+            "backoff_base_s=0.01",
+            "--store",
+            str(tmp_path / "s.db"),
+            "--json",
+            env={"OPENAI_BASE_URL": srv.openai_base_url, "OPENAI_API_KEY": "t"},
         )
     assert proc.returncode == 3, proc.stderr
     summary = json.loads(proc.stdout)
@@ -205,23 +177,7 @@ def test_budget_ends_the_trial(server: FakeLLMServer, pricing: str) -> None:
 
 
 def test_prompt_show_prints_what_the_model_sees() -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "assay",
-            "prompt",
-            "show",
-            "retail",
-            "--agent",
-            "openai:gpt-4o-mini",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-    )
+    proc = assay_main("prompt", "show", "retail", "--agent", "openai:gpt-4o-mini", "--json")
     assert proc.returncode == 0, proc.stderr
     shown = json.loads(proc.stdout)
     assert "# Policy" in shown["system_prompt"] and "refund" in shown["system_prompt"].lower()

@@ -5,10 +5,7 @@ and in docs/rag.md; through the library and through the CLI a user runs."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +23,7 @@ from assay.graders.rag_sources import SourceParams, parse_tool_output
 from assay.metrics import rag as metrics
 from assay.runner.api import Run, run
 from assay.suites.loader import load_suite
+from tests.support.cli import CliResult, assay_main
 
 ROOT = Path(__file__).parents[2]
 DOCS = ROOT / "docs" / "rag.md"
@@ -209,15 +207,8 @@ def test_bm25_failures_are_located_in_retrieval(bm25_run: Run):
 
 
 # through the CLI -------------------------------------------------------------------------
-def assay(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
-        "ASSAY_STORE": str(store),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
-    )
+def assay(*args: str, store: Path) -> CliResult:
+    return assay_main(*args, env={"ASSAY_STORE": str(store)}, cwd=ROOT)
 
 
 def test_the_cli_reports_the_same_figures(banking_suite: Path, bm25_run: Run, tmp_path: Path):

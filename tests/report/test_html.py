@@ -6,8 +6,6 @@ import base64
 import gzip
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +24,7 @@ from assay.report.transcript_view import transcript_view
 from assay.runner.api import Run
 from assay.store import Store
 from tests.server.support import toy_runs
+from tests.support.cli import assay_main
 
 ROOT = Path(__file__).parents[2]
 
@@ -198,27 +197,18 @@ def test_transcript_view_places_verdicts_next_to_their_step() -> None:
     assert missing.steps == [] and not missing.has_transcript
 
 
-def assay_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
-    )
-
-
 def test_report_cli(runs: tuple[Run, Run], tmp_path: Path) -> None:
     store = runs[0].store.url.removeprefix("sqlite:///")
     out = tmp_path / "sub" / "report.html"
-    proc = assay_cli("report", "careful", "flaky", "--html", str(out), "--store", store, "--json")
+    proc = assay_main("report", "careful", "flaky", "--html", str(out), "--store", store, "--json", cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     info = json.loads(proc.stdout)
     assert info["path"] == str(out) and out.stat().st_size == info["bytes"] and info["transcripts"] > 0
-    bad = assay_cli("report", "nope", "--html", str(out), "--store", store)
+    bad = assay_main("report", "nope", "--html", str(out), "--store", store, cwd=ROOT)
     assert bad.returncode == 2 and "no run 'nope'" in bad.stderr and "Traceback" not in bad.stderr
-    bad = assay_cli("report", "careful", "--transcripts", "some", "--html", str(out), "--store", store)
+    bad = assay_main(
+        "report", "careful", "--transcripts", "some", "--html", str(out), "--store", store, cwd=ROOT
+    )
     assert bad.returncode == 2 and "--transcripts must be" in bad.stderr
-    bad = assay_cli("report", "careful", "--html", str(tmp_path), "--store", store)
+    bad = assay_main("report", "careful", "--html", str(tmp_path), "--store", store, cwd=ROOT)
     assert bad.returncode == 2 and "is a directory" in bad.stderr

@@ -25,7 +25,7 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store with two runs (careful, flaky) of a few retail tasks."""
     db = tmp_path_factory.mktemp("src") / "assay.db"
     for run_id, agent in (("careful", "builtin:retail-careful"), ("flaky", "builtin:retail-flaky")):
-        assay.run("retail", agent=agent, trials=3, seed=4, tags=["refund"], store=str(db), run_id=run_id)
+        assay.run("retail", agent=agent, trials=2, seed=4, tags=["refund"], store=str(db), run_id=run_id)
     return db
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from tests.server.support import AGENT, SUITE
+from tests.support.cli import CliResult, assay_main
 
 ROOT = Path(__file__).parents[2]
 
@@ -37,6 +38,8 @@ def _env(**extra: str) -> dict[str, str]:
 def assay(
     cwd: Path, *args: str, env: dict[str, str] | None = None, limit: Callable[[], None] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """``assay ARGS`` in a process of its own: for what another process must do (hold a
+    lock, race for a run id, live under a file-size limit)."""
     return subprocess.run(
         [sys.executable, "-m", "assay", *args],
         cwd=cwd,
@@ -48,11 +51,20 @@ def assay(
     )
 
 
-def run_suite(cwd: Path, store: str, *extra: str, **kw: object) -> subprocess.CompletedProcess[str]:
+def cli(cwd: Path, *args: str) -> CliResult:
+    """``assay ARGS`` in this process (the toy domain is registered by tests/conftest.py)."""
+    return assay_main(*args, cwd=cwd, env={"ASSAY_STORE": None})
+
+
+def run_suite(cwd: Path, store: str, *extra: str) -> CliResult:
+    return cli(cwd, "run", str(cwd / "suite"), "--agent", AGENT, "--store", store, *extra)
+
+
+def run_suite_process(cwd: Path, store: str, *extra: str, **kw: object) -> subprocess.CompletedProcess[str]:
     return assay(cwd, "run", str(cwd / "suite"), "--agent", AGENT, "--store", store, *extra, **kw)  # type: ignore[arg-type]
 
 
-def clean_failure(result: subprocess.CompletedProcess[str], code: int, words: str) -> None:
+def clean_failure(result: CliResult | subprocess.CompletedProcess[str], code: int, words: str) -> None:
     """One line on stderr saying ``words``, the documented exit code, no traceback."""
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.stderr
     assert result.returncode == code, result.stderr
@@ -110,12 +122,12 @@ def test_read_only_store_reads_and_refuses_to_write(suite: Path, tmp_path: Path)
             db.chmod(0o444)
             db_dir.chmod(0o555)
             stack.callback(db_dir.chmod, 0o755)
-        listed = assay(suite, "runs", "--store", str(db))
+        listed = cli(suite, "runs", "--store", str(db))
         assert listed.returncode == 0 and "r1" in listed.stdout, listed.stderr
-        shown = assay(suite, "show", "r1", "--store", str(db), "--json")
+        shown = cli(suite, "show", "r1", "--store", str(db), "--json")
         assert shown.returncode == 0 and '"success_rate"' in shown.stdout, shown.stderr
         clean_failure(run_suite(suite, str(db), "--run-id", "r2", "-k", "1"), 4, "is read-only")
-        resumed = assay(suite, "run", "--resume", "r1", "--store", str(db))  # finished: nothing to write
+        resumed = cli(suite, "run", "--resume", "r1", "--store", str(db))  # finished: nothing to write
         assert resumed.returncode == 0 and "nothing to resume" in resumed.stderr, resumed.stderr
         assert statuses(db) == {"r1": "finished"}
 
@@ -139,7 +151,7 @@ def test_corrupt_store_is_refused_before_writing(suite: Path, tmp_path: Path, da
     clean_failure(result, 4, "corrupt")
     assert db.read_bytes() == before  # detected before anything was written
     for command in (["runs"], ["show", "r1"]):
-        seen = assay(suite, *command, "--store", str(db))
+        seen = cli(suite, *command, "--store", str(db))
         assert "Traceback" not in seen.stderr and seen.returncode in (0, 4), seen.stderr
 
 
@@ -153,13 +165,16 @@ def _fsize_limit(limit: int) -> Callable[[], None]:
 
 def test_full_disk_stops_the_run_and_marks_it_interrupted(suite: Path, tmp_path: Path) -> None:
     (suite / "suite" / "suite.yaml").write_text(SUITE.replace("instances: 4", "instances: 400"))
+    args = ("--run-id", "full", "-k", "3")
     with contextlib.ExitStack() as stack:
         try:
             point = stack.enter_context(tmpfs("1m"))
-            db, limit = point / "s.db", None
-        except OSError:  # no mount: a file-size limit on the process does the same to SQLite
-            db, limit = tmp_path / "s.db", _fsize_limit(1_000_000)
-        result = run_suite(suite, str(db), "--run-id", "full", "-k", "3", limit=limit)
+        except OSError:  # no mount: a file-size limit on a process of its own does the same to SQLite
+            db = tmp_path / "s.db"
+            result = run_suite_process(suite, str(db), *args, limit=_fsize_limit(1_000_000))
+        else:
+            db = point / "s.db"
+            result = run_suite(suite, str(db), *args)
         assert "Traceback" not in result.stderr and result.returncode == 4, result.stderr
         assert "disk is full" in result.stderr or "disk failed" in result.stderr
         assert statuses(db)["full"] == "interrupted"
@@ -172,7 +187,9 @@ def test_locked_store_gives_one_line_after_the_busy_timeout(suite: Path, tmp_pat
     holder.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
     try:
         started = time.monotonic()
-        result = run_suite(suite, str(db), "--run-id", "r2", "-k", "1", env=_env(ASSAY_STORE_TIMEOUT="0.5"))
+        result = run_suite_process(  # the lock is another process's, as a user meets it
+            suite, str(db), "--run-id", "r2", "-k", "1", env=_env(ASSAY_STORE_TIMEOUT="0.5")
+        )
         clean_failure(result, 4, "locked by another process")
         assert time.monotonic() - started < 60
     finally:
@@ -186,7 +203,7 @@ def test_unreachable_server_is_one_line(suite: Path) -> None:
     with socket_free_port() as port:
         url = f"postgresql+psycopg://assay@127.0.0.1:{port}/nothing"
         for command in (["runs"], ["show", "x"]):
-            clean_failure(assay(suite, *command, "--store", url), 4, "cannot open or reach store")
+            clean_failure(cli(suite, *command, "--store", url), 4, "cannot open or reach store")
         clean_failure(run_suite(suite, url, "-k", "1"), 4, "cannot open or reach store")
 
 
