@@ -12,8 +12,8 @@ import pytest
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-from assay.envs import DOMAINS
-from tests.toydomain import DOMAIN as TOY
+from assay.envs import DOMAINS  # noqa: E402
+from tests.toydomain import DOMAIN as TOY  # noqa: E402
 
 DOMAINS.register("toy", TOY)
 

@@ -16,7 +16,8 @@ import assay
 from assay.store import Store
 
 PRICING = "models:\n  scripted: {input: 3.0, output: 15.0, cache_read: 0.3}\n"
-TASKS = ["refund-in-window-email", "cancel-pending", "old-order-15-days", "already-approved-claim"]
+#: two kinds of request, 6 trials (an id that names no task is an error: tests/runner/test_run.py)
+TASKS = ["refund-in-window-email", "cancel-pending"]
 #: 11 of the retail suite's 52 trials, four kinds of request (refund, cancel, old order, approved claim).
 CLI_TASKS = ["refund-in-window-email", "cancel-pending", "refund-15-days-old", "approved-claim"]
 

@@ -71,8 +71,25 @@ def test_filters_and_bad_specs(suite_dir: Path) -> None:
         assay.run(str(suite_dir), agent=AGENT, trials=1, split="holdout")
     with pytest.raises(SpecError, match="cannot import"):
         assay.run(str(suite_dir), agent="python:tests.nothing:Agent", trials=1)
+
     with pytest.raises(SpecError, match="unknown kind"):
         assay.run(str(suite_dir), agent="foo:bar", trials=1)
+
+
+def test_a_task_id_that_names_nothing_is_an_error_not_dropped(suite_dir: Path) -> None:
+    store = Store(suite_dir / "s.db")
+    named = assay.run(str(suite_dir), agent=AGENT, trials=1, task_ids=["dep", "dep-hard"], store=store)
+    assert sorted(r.task_id for r in named.results) == ["dep-1", "dep-2", "dep-3", "dep-4", "dep-hard"]
+    wrong = ((["dep-hard", "dep-hrad"], "'dep-hrad'"), (["nope", "dep-1", "gone"], "'nope', 'gone'"))
+    for ids, missing in wrong:
+        with pytest.raises(AssayError, match=f"--task {missing}: no task of suite bank"):
+            assay.run(str(suite_dir), agent=AGENT, trials=1, task_ids=ids, store=store)
+    # named, but left out by another filter: also said, not dropped
+    with pytest.raises(AssayError, match=r"--task 'dep-1': .* among the tasks the filters select"):
+        assay.run(
+            str(suite_dir), agent=AGENT, trials=1, task_ids=["dep-1", "dep-hard"], tags=["hard"], store=store
+        )
+    assert [r["run_id"] for r in store.list_runs()] == [named.run_id]  # nothing stored for the mistakes
 
 
 def test_resume_runs_only_missing_trials(suite_dir: Path) -> None:

@@ -30,7 +30,7 @@ from ..core.spec import DecideSpec, RunSpec
 from ..errors import AssayError
 from ..runner.api import Progress, Run, run_async
 from ..runner.executor import Executor
-from ..runner.plan import select_tasks
+from ..runner.plan import named_by, require_named, select_tasks
 from ..runner.ray_executor import make_executor
 from ..runner.resolve import make_spec
 from ..stats import discordant_msprt
@@ -72,7 +72,8 @@ def paired_spec(spec: RunSpec, baseline: Run) -> tuple[RunSpec, list[str]]:
             f"{base.suite_hash}; a paired test needs the same suite version"
         )
     wanted = set(spec.task_ids)
-    chosen = [t for t in base.task_ids if not wanted or t in wanted]
+    chosen = [t for t in base.task_ids if not wanted or named_by(wanted, t)]
+    require_named(spec.task_ids, chosen, f"{loaded.name} in baseline run {base.run_id}")
     k = spec.trials or base.trials_per_task
     if k > base.trials_per_task:
         raise AssayError(
@@ -102,6 +103,7 @@ def rate_spec(spec: RunSpec, design: SequentialDesign, max_trials: int | None) -
     ]
     if not chosen:
         raise AssayError(f"no task of suite {loaded.name} matches the filters given")
+    require_named(spec.task_ids, chosen, loaded.name)
     k = spec.trials or -(-(max_trials or design.max_steps) // len(chosen))
     return spec.model_copy(update={"trials": k}), chosen
 

@@ -28,7 +28,7 @@ from ..suites.loaded import LoadedSuite
 from .breaker import Breaker
 from .executor import Executor
 from .orchestrator import RunContext, TrialJob
-from .plan import plan_trials
+from .plan import plan_trials, require_named
 from .preflight import check_models as check_models_of
 from .provenance import git_commit, new_run_id, versions
 from .ray_executor import make_executor
@@ -91,6 +91,7 @@ def _new_info(resolved: Resolved, store: Store) -> tuple[RunInfo, list[TaskMeta]
     metas = [t.meta() for t in resolved.tasks()]
     if not metas:
         raise AssayError(f"no task of suite {suite.name} matches the filters given")
+    require_named(spec.task_ids, (m.task_id for m in metas), suite.name)
     run_id = spec.run_id or new_run_id(suite.name)
     if store.has_run(run_id):
         raise ResumeError(f"run {run_id} already exists in {store.url}; resume it with --resume {run_id}")

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from ..core.hashing import derive_seed
 from ..core.results import Trial
 from ..core.task import Task
+from ..errors import AssayError
 
 
 def trial_seed(run_seed: int, task_id: str, index: int) -> int:
@@ -28,7 +29,7 @@ def task_filter(
     tag_set, ids, strata_set = set(tags), set(task_ids), set(strata)
 
     def named(t: Task) -> bool:
-        return t.id in ids or t.id.rsplit("-", 1)[0] in ids
+        return named_by(ids, t.id)
 
     def keep(t: Task) -> bool:
         return (
@@ -39,6 +40,26 @@ def task_filter(
         )
 
     return keep
+
+
+def named_by(ids: set[str], task_id: str) -> bool:
+    """Whether ``task_id`` is one of ``ids``, or an instance of a template named there."""
+    return task_id in ids or task_id.rsplit("-", 1)[0] in ids
+
+
+def require_named(task_ids: Iterable[str], chosen: Iterable[str], suite: str) -> None:
+    """Every id asked for (``--task``) must name one of the chosen tasks (exactly, or as the
+    template its instances share): an id that names nothing is a mistake, never dropped in
+    silence while the others run."""
+    asked = list(dict.fromkeys(task_ids))
+    chosen_ids = list(chosen)
+    missing = [i for i in asked if not any(named_by({i}, t) for t in chosen_ids)]
+    if missing:
+        names = ", ".join(repr(i) for i in missing)
+        raise AssayError(
+            f"--task {names}: no task of suite {suite} has this id (or template)"
+            " among the tasks the filters select"
+        )
 
 
 def select_tasks(
