@@ -15,7 +15,7 @@ from tests.support.phoenix import PhoenixServer, phoenix_executable
 from tests.support.scripted_brain import brain
 
 PRICING = "models:\n  scripted: {input: 3.0, output: 15.0, cache_read: 0.3}\n"
-LLM_TASKS = ["refund-in-window-email", "cancel-pending", "old-order-15-days"]
+LLM_TASKS = ["refund-in-window-email", "cancel-pending", "refund-15-days-old"]
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ TASKS = [
     "refund-in-window-name-zip",
     "cancel-pending",
     "address-change",
-    "old-order-15-days",
+    "refund-15-days-old",
     "approved-claim",
     "injection-old-order",
     "human-request",
