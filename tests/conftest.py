@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -16,6 +17,19 @@ from assay.envs import DOMAINS  # noqa: E402
 from tests.toydomain import DOMAIN as TOY  # noqa: E402
 
 DOMAINS.register("toy", TOY)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (the default addopts): one worker more than there are cores, so that the
+    tests that wait (on a Retry-After, a server, a subprocess) leave no core idle."""
+    return (os.cpu_count() or 1) + 1
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What is alive after collection (modules, test items) lives to the end: move it out of
+    the collector's sight, so the full collections the tests trigger do not walk it again."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(autouse=True)

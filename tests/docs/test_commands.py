@@ -44,6 +44,8 @@ SLOW = {
     "docs/traces.md": "an LLM run exported, imported and replayed",
     "docs/lifecycle.md": "perturbations and two flag matrices of the retail suite",
     "docs/scale.md": "a Ray started for one run",
+    "docs/rankings.md": "tournaments of several retail runs, Elo and Bradley-Terry with intervals",
+    "docs/tau2.md": "tau2's four domains imported and run, recorded simulations re-graded",
 }
 
 

@@ -99,6 +99,7 @@ def test_transient_faults_are_retried_and_never_blamed_on_the_agent(
     assert retries >= len(srv.faults)
 
 
+@pytest.mark.slow
 def test_a_long_retry_after_does_not_eat_the_trials_time(
     healthy: dict[tuple[str, int], Any], tmp_path: Path
 ) -> None:

@@ -64,6 +64,7 @@ async def test_probe_recovers_ttft_token_rate_and_rate_limit() -> None:
     assert elapsed < 20
 
 
+@pytest.mark.slow
 async def test_ramp_finds_where_429s_start() -> None:
     """Answers take ~0.4 s, so concurrency 1, 2, 4 offer ~150, 300, 600 requests/min
     against a limit of 420/min (7 per 1-second window): 429s start at 4, the served rate

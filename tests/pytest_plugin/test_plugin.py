@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import tomllib
 
 from assay.store import Store
@@ -120,6 +121,7 @@ def test_three_evals_under_plain_pytest(tmp_path: Path) -> None:
         assert len(store.load_results(run_id)) == 3 * k
 
 
+@pytest.mark.slow
 def test_store_option_env_and_suite_selection(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()

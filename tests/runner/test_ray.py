@@ -20,6 +20,8 @@ from assay.runner import LocalExecutor, RunContext, TrialJob
 from assay.runner.ray_executor import RayExecutor, import_ray, make_executor
 from assay.store import Store
 
+pytestmark = pytest.mark.slow  # a real Ray cluster per module; pytest -m slow and CI run it
+
 SUITE = """\
 name: bank
 domain: toy

