@@ -323,18 +323,28 @@ def _live_traces(spec: RunSpec, info: RunInfo) -> Any:
 
 
 def _stop(writer: TrialWriter, st: Store, run_id: str) -> None:
-    """After a failure: commit what can be committed and mark the run interrupted, even
-    when the store itself failed (a full disk may still take the small status update
-    once the failed batch is rolled back); the original error is what the user sees."""
+    """After a failure: mark the run interrupted, then commit what can be committed, even
+    when the store itself failed; the original error is what the user sees.
+
+    The status goes first: on a full disk the small update fits in the space the failed
+    batch left when it was rolled back, and flushing the trials still queued would fill
+    that space (under load many are queued) and leave the run marked running."""
+    marked = _mark_interrupted(st, run_id, attempts=1)
     with contextlib.suppress(Exception):
         writer.close()
-    for _ in range(3):
+    if not marked:
+        _mark_interrupted(st, run_id, attempts=3)
+
+
+def _mark_interrupted(st: Store, run_id: str, attempts: int) -> bool:
+    for _ in range(attempts):
         try:
             st.set_status(run_id, "interrupted")
-            return
+            return True
         except Exception:
             with contextlib.suppress(Exception):
                 st.checkpoint()  # free the write-ahead log, then try again
+    return False
 
 
 def run(suite: RunSpec | LoadedSuite | str | Path, **fields: Any) -> Run:
