@@ -147,7 +147,16 @@ def terminate_as_interrupt() -> Iterator[None]:
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
+    # ``asyncio.run`` installs its cancelling SIGINT handler only over Python's default one;
+    # a process that inherited SIGINT ignored (a background job, a pytest-xdist worker's
+    # child) would otherwise get KeyboardInterrupt raised mid-request, inside a library's
+    # task group, and print a traceback. So the default is in place for the block.
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
