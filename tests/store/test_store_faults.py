@@ -292,3 +292,44 @@ def test_opening_a_store_never_opens_its_file_outside_sqlite(tmp_path: Path, mon
     assert second.list_runs() == [] and opened == []
     first.close()
     second.close()
+
+
+def test_opening_a_new_store_that_another_process_is_setting_up_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Processes that open one new SQLite file at once: while the file is still in
+    rollback-journal mode SQLite may refuse one of them at once, without its busy wait (seen
+    as exit 4 "locked" in the several-processes test). Opening tries again until the
+    busy timeout. Here the refusal comes from a zero busy wait and a real exclusive lock
+    held for 0.3 s by another connection."""
+    import threading
+
+    from assay.store import Store
+    from assay.store.faults import StoreFault
+
+    db = tmp_path / "new.db"
+    holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    holder.execute("PRAGMA journal_mode=DELETE")
+    holder.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setenv("ASSAY_STORE_TIMEOUT", "0")
+    release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        started = time.monotonic()
+        store = Store(db)  # refused at first, then opened once the lock is gone
+        assert 0.25 <= time.monotonic() - started < 5
+        assert store.list_runs() == []
+    finally:
+        release.join()
+    holder.close()
+    other = sqlite3.connect(tmp_path / "other.db", isolation_level=None)
+    other.execute("PRAGMA journal_mode=DELETE")
+    other.execute("BEGIN EXCLUSIVE")  # held past the (1 s minimum) deadline: the one-line fault
+    try:
+        started = time.monotonic()
+        with pytest.raises(StoreFault, match="is locked by another process"):
+            Store(tmp_path / "other.db")
+        assert time.monotonic() - started >= 1.0
+    finally:
+        other.execute("COMMIT")
+        other.close()

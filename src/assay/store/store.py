@@ -12,11 +12,11 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     Engine,
@@ -94,6 +94,9 @@ def _shown(url: str) -> str:
         return url.split("://", 1)[0] + "://***"
 
 
+T = TypeVar("T")
+
+
 def _busy_timeout() -> float:
     """Seconds a write waits for another process's lock ($ASSAY_STORE_TIMEOUT, default 30)."""
     try:
@@ -161,9 +164,9 @@ class Store:
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas(int(timeout * 1000), not self.read_only))
         self._checked = False
-        found = self._check_version()
+        found = self._retry_locked(self._check_version, timeout)
         if not self.read_only:
-            self._create_schema()
+            self._retry_locked(self._create_schema, timeout)
             found = schema.SCHEMA_VERSION
         self.summed = found is not None and found >= 3
         """Whether the store keeps per-task sums (``task_sums``, schema 3): a read-only
@@ -171,6 +174,25 @@ class Store:
         self.cache_min_trials = runcache.min_trials()
         """Finished runs of at least this many trials keep their columns and aggregates
         for the next reader (``run_cache``, see :mod:`.runcache`)."""
+
+    @staticmethod
+    def _retry_locked(step: Callable[[], T], timeout: float) -> T:
+        """``step()``, tried again while the store is locked, up to the busy timeout.
+
+        Several processes opening a new SQLite file at once: until one of them has switched
+        it to write-ahead logging it is in rollback-journal mode, where SQLite refuses one
+        side of a lock upgrade at once (SQLITE_BUSY without waiting, to avoid a deadlock)
+        instead of letting it wait its busy timeout."""
+        deadline = time.monotonic() + max(timeout, 1.0)
+        attempt = 0
+        while True:
+            try:
+                return step()
+            except StoreFault as exc:
+                attempt += 1
+                if " is locked by another process" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(min(0.02 * attempt, 0.25))
 
     def _stored_version(self) -> int | None:
         """The schema version the store records (None: a new store, or one of schema 1,
