@@ -181,7 +181,11 @@ def test_full_disk_stops_the_run_and_marks_it_interrupted(suite: Path, tmp_path:
             result = run_suite(suite, str(db), *args)
         assert "Traceback" not in result.stderr and result.returncode == 4, result.stderr
         assert "disk is full" in result.stderr or "disk failed" in result.stderr
-        assert statuses(db)["full"] == "interrupted"
+        assert statuses(db)["full"] == "interrupted", (
+            result.stderr,
+            sorted(p.name for p in db.parent.iterdir()),
+            [p.stat().st_size for p in sorted(db.parent.iterdir())],
+        )
 
 
 def test_locked_store_gives_one_line_after_the_busy_timeout(suite: Path, tmp_path: Path) -> None:
