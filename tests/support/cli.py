@@ -32,22 +32,22 @@ class CliResult:
         return self.code
 
 
+def _apply(env: Mapping[str, str | None]) -> None:
+    for name, value in env.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 @contextlib.contextmanager
 def _environment(env: Mapping[str, str | None]) -> Iterator[None]:
     saved = {name: os.environ.get(name) for name in env}
     try:
-        for name, value in env.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _apply(env)
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _apply(saved)
 
 
 def assay_main(
