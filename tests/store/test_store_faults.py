@@ -25,6 +25,11 @@ import pytest
 from tests.server.support import AGENT, SUITE
 from tests.support.cli import CliResult, assay_main
 
+from assay.core.results import Config, RunInfo, TaskMeta
+from assay.core.spec import RunSpec
+from assay.store import reserve
+from assay.store.store import Store
+
 ROOT = Path(__file__).parents[2]
 
 
@@ -181,13 +186,49 @@ def test_full_disk_stops_the_run_and_marks_it_interrupted(suite: Path, tmp_path:
             result = run_suite(suite, str(db), *args)
         assert "Traceback" not in result.stderr and result.returncode == 4, result.stderr
         assert "disk is full" in result.stderr or "disk failed" in result.stderr
-        status = statuses(db)["full"]
-        if status == "running" and db.stat().st_size <= 4096:
-            # Known defect (closing note of 2026-12-02): the write-ahead log filled the disk
-            # to the byte, the run's own row still in it; neither the status update nor a
-            # checkpoint has room. About 1 loaded run in 10. Everything else above holds.
-            pytest.xfail("full disk: the WAL took every byte, the run stays 'running' (known defect)")
-        assert status == "interrupted", (result.stderr, sorted(p.name for p in db.parent.iterdir()))
+        files = sorted(p.name for p in db.parent.iterdir())
+        assert statuses(db)["full"] == "interrupted", (result.stderr, files)
+        assert not [name for name in files if "-reserve-" in name], files  # the reserve was given back
+
+
+def test_a_disk_full_to_the_byte_still_takes_the_runs_status() -> None:
+    """The write-ahead log can end a committed batch with the disk full to the byte: the
+    status update then needs room there is none of. The room a running run holds
+    (store/reserve.py) is given back for it. Without it this update fails."""
+    with tmpfs("2m") as point:
+        db = point / "s.db"
+        store = Store(db)
+        info = RunInfo(
+            run_id="r",
+            created_at="2026-12-02T00:00:00.000+00:00",
+            suite_name="s",
+            suite_version="1",
+            suite_hash="h",
+            suite_source="s",
+            spec=RunSpec(suite="s"),
+            config=Config(agent="a"),
+            config_hash="c",
+            seed=0,
+            trials_per_task=1,
+            task_ids=["t"],
+        )
+        store.create_run(info, [TaskMeta("t")])
+        assert reserve.reserve_path(db, "r").stat().st_size == reserve.RESERVE_BYTES
+        fill(point / "filler")
+        store.set_status("r", "interrupted")
+        assert statuses(db) == {"r": "interrupted"}
+        assert not reserve.reserve_path(db, "r").exists()
+        store.engine.dispose()
+
+
+def fill(path: Path) -> None:
+    """Write ``path`` until the file system has not one byte left."""
+    with open(path, "wb", buffering=0) as f:
+        for chunk in (1 << 20, 4096, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    f.write(b"x" * chunk)
+    assert os.statvfs(path).f_bavail == 0
 
 
 def test_locked_store_gives_one_line_after_the_busy_timeout(suite: Path, tmp_path: Path) -> None:

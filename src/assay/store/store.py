@@ -7,6 +7,7 @@ trials, and resuming it runs exactly the missing ones.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -40,7 +41,7 @@ from sqlalchemy.pool import StaticPool
 from ..core.results import USAGE_FIELDS, RunInfo, TaskMeta, TrialResult
 from ..core.transcript import Transcript
 from ..errors import ResumeError, RunNotFound, SpecError, StoreError
-from . import runcache, schema, sums
+from . import reserve, runcache, schema, sums
 from .codec import (
     decode_record,
     decode_transcript,
@@ -284,6 +285,8 @@ class Store:
         (two processes starting the same ``--run-id``: one wins, the other is told)."""
         try:
             self._create_run(info, tasks)
+            if info.status == "running":
+                self._hold_reserve(info.run_id)
         except IntegrityError:
             if not self.has_run(info.run_id):
                 raise
@@ -363,6 +366,10 @@ class Store:
         """Record a run's status; a run that stopped (finished or interrupted) is
         checkpointed into the database file."""
         info = self.get_run(run_id)
+        if status == "running":
+            self._hold_reserve(run_id)
+        elif self.path is not None:
+            reserve.release(self.path, run_id)  # the room this update needs on a full disk
         info.status = status  # type: ignore[assignment]
         info.finished_at = now_iso() if status == "finished" else None
         with self.engine.begin() as conn:
@@ -372,7 +379,13 @@ class Store:
                 .values(status=status, finished_at=info.finished_at, info=info.model_dump_json())
             )
         if status != "running":
-            self.checkpoint()
+            with contextlib.suppress(StoreFault):  # committed; a full disk keeps the log beside the file
+                self.checkpoint()
+
+    def _hold_reserve(self, run_id: str) -> None:
+        """Keep room on the disk for the run's final status (:mod:`.reserve`)."""
+        if self.path is not None and not self.read_only:
+            reserve.hold(self.path, run_id)
 
     def list_runs(self) -> list[dict[str, Any]]:
         """One dict per run, newest first, with its completed trial count and mean reward."""
@@ -413,6 +426,8 @@ class Store:
 
     def delete_run(self, run_id: str) -> None:
         """Remove a run and everything of it (trials, grades, transcripts, attempts)."""
+        if self.path is not None:
+            reserve.release(self.path, run_id)
         with self.engine.begin() as conn:
             if inspect(conn).has_table(schema.run_cache.name):  # made when a run is first kept
                 conn.execute(delete(schema.run_cache).where(schema.run_cache.c.run_id == run_id))
