@@ -31,9 +31,12 @@ async def test_probe_recovers_ttft_token_rate_and_rate_limit() -> None:
     """Acceptance (issue 17): server at TTFT 200 ms ± 20, 50 tokens/s, 60 requests/minute.
 
     Bounds: TTFT p50 within 10% (the server's draws are uniform in [180, 220] ms from
-    random.Random(1); the client path adds about 5-12 ms on the loopback, up to ~20 ms on
-    a loaded 2-core machine), output tokens/s p50 within 10% (the server paces tokens
-    against the clock), the rate limit within 15%, and no more requests than the ceiling.
+    random.Random(1)) once the loopback's own floor is taken off: the same probe against
+    the same server with no latency, measured in this test (about 5 ms on a quiet machine,
+    over 20 ms on a 2-core machine under three test workers, which put the raw p50 at 0.223
+    once). The raw p50 stays within 25%. Output tokens/s p50 within 10% (the server paces
+    tokens against the clock), the rate limit within 15%, and no more requests than the
+    ceiling.
     The 60/min limit is enforced per 1-second window (one request per second), so it
     shows within seconds; 11-token answers (0.4 s) make concurrency 1 hit it already.
     Runtime about 6.5 s."""
@@ -49,9 +52,11 @@ async def test_probe_recovers_ttft_token_rate_and_rate_limit() -> None:
         sent = server.request_count
         drawn = list(server.ttfts)
     elapsed = time.perf_counter() - started
+    floor = await loopback_ttft()
     m, ramp = result.metrics, result.ramp
     assert ramp is not None and m.ttft_s is not None and m.output_tokens_per_s is not None
-    assert m.ttft_s.p50.value == pytest.approx(0.2, rel=0.25)  # 0.223 once under xdist load
+    assert m.ttft_s.p50.value - floor == pytest.approx(0.2, rel=0.10), floor
+    assert m.ttft_s.p50.value == pytest.approx(0.2, rel=0.25)
     assert m.ttft_s.p50.value >= statistics.median(drawn) - 0.005  # never earlier than served
     assert m.output_tokens_per_s.p50.value == pytest.approx(50, rel=0.10)
     assert ramp.rate_limit_rpm == pytest.approx(60, rel=0.15)
@@ -62,6 +67,15 @@ async def test_probe_recovers_ttft_token_rate_and_rate_limit() -> None:
     assert m.tokens_from_usage == m.ok and m.output_tokens == 11 * m.ok
     assert result.cost_usd is not None and result.cost_complete
     assert elapsed < 20
+
+
+async def loopback_ttft() -> float:
+    """The probe's p50 TTFT against the fake server with no latency: what the loopback,
+    the server and the client add on this machine, now."""
+    with FakeLLMServer(counting, latency=LatencyProfile(0.0, 0.0), tokens_per_s=50) as server:
+        result = await probe(server, requests=15, max_tokens=3)
+    assert result.metrics.ttft_s is not None
+    return result.metrics.ttft_s.p50.value
 
 
 @pytest.mark.slow
