@@ -193,20 +193,13 @@ class LLMModel:
                     failure = None
                 except Exception as exc:
                     failure = classify(exc)
-                    if failure is None:
-                        self._fail(
-                            role, rhash, started, retries, f"{type(exc).__name__}: {exc}", prompt, waited
-                        )
-                        if isinstance(exc, AssayError):
+                    out_of_time = failure is not None and capped and failure.timed_out
+                    if failure is None or not self._retryable(failure, retries) or out_of_time:
+                        self._fail(role, rhash, started, retries, _said(exc, failure), prompt, waited)
+                        final = self._final_error(exc, failure, retries, timeout if out_of_time else None)
+                        if final is exc:
                             raise
-                        raise AdapterError(
-                            f"{self.spec} at {self.provider.endpoint}: the {self.provider.name} adapter "
-                            f"failed on the endpoint's answer: {type(exc).__name__}: {exc}"
-                        ) from exc
-                    out_of_time = capped and failure.timed_out
-                    if not failure.retryable or retries >= self.retry.max_retries or out_of_time:
-                        self._fail(role, rhash, started, retries, failure.message, prompt, waited)
-                        raise self._give_up(failure, retries, timeout if out_of_time else None) from exc
+                        raise final from exc
                     state.last_error = failure.message
             if failure is None:
                 break
@@ -220,6 +213,26 @@ class LLMModel:
             await self.retry.sleep(delay)
             retries += 1
         limiter.settle(estimate, raw.usage.total_tokens if raw.usage else None)
+        return self._completion(raw, rhash, retries, latency), waited
+
+    def _retryable(self, failure: Failure, retries: int) -> bool:
+        return failure.retryable and retries < self.retry.max_retries
+
+    def _final_error(
+        self, exc: Exception, failure: Failure | None, retries: int, out_of_time: float | None
+    ) -> Exception:
+        """What a request that will not be tried again raises: an unclassified exception
+        is the adapter's (an AssayError as it is), a classified one the endpoint's."""
+        if failure is not None:
+            return self._give_up(failure, retries, out_of_time)
+        if isinstance(exc, AssayError):
+            return exc
+        return AdapterError(
+            f"{self.spec} at {self.provider.endpoint}: the {self.provider.name} adapter "
+            f"failed on the endpoint's answer: {type(exc).__name__}: {exc}"
+        )
+
+    def _completion(self, raw: RawResult, rhash: str, retries: int, latency: float) -> Completion:
         return Completion(
             text=raw.text,
             tool_calls=raw.tool_calls,
@@ -233,7 +246,7 @@ class LLMModel:
             cached=False,
             retries=retries,
             malformed=raw.malformed,
-        ), waited
+        )
 
     def _timeout(self, config: GenerateConfig, clock: TrialClock | None) -> tuple[float | None, bool]:
         """A request's timeout: the config's (capped by the model's ``timeout_s`` option),
@@ -333,3 +346,8 @@ class LLMModel:
 
     async def aclose(self) -> None:
         await self.provider.aclose()
+
+
+def _said(exc: Exception, failure: Failure | None) -> str:
+    """The error as recorded with the failed call."""
+    return failure.message if failure is not None else f"{type(exc).__name__}: {exc}"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.results import TrialResult
@@ -163,51 +163,9 @@ def robustness_report(
         [float(f.reward or 0) for _, f in valid],
         [b.task_id for b, _ in valid],
     )
-    base_counts, fault_counts = _counts(baseline), _counts(faulted)
-    passk_drop = {}
-    for j in range(1, k + 1):
-        tasks = [
-            t for t in base_counts if t in fault_counts and min(base_counts[t][0], fault_counts[t][0]) >= j
-        ]
-        passk_drop[str(j)] = _paired_drop(
-            [pass_hat_k(*base_counts[t], j) for t in tasks],
-            [pass_hat_k(*fault_counts[t], j) for t in tasks],
-            None,
-        )
-
-    by_tool: dict[str, Counter[str]] = defaultdict(Counter)
-    by_kind: dict[str, Counter[str]] = defaultdict(Counter)
-    retries = Counter[str]()
-    recovery = Counter[str]()
-    recovery_keys: list[tuple[str, int]] = []
-    baseline_failed = 0
+    tally = _Tally()
     for b, f in pairs:
-        transcript = transcripts.get(f.key)
-        calls = agent_tool_calls(transcript) if transcript is not None else []
-        faults = [c for c in calls if c.fault is not None]
-        if not faults:
-            continue
-        for call in faults:
-            by_tool[call.name][call.fault or ""] += 1
-            retry = _retry_of(call, calls)
-            retries["faults"] += 1
-            retries["retried"] += retry is not None
-            retries["retry_succeeded"] += retry is not None and retry.clean
-        if f.reward is None or b.reward is None:
-            recovery["excluded"] += 1
-            continue
-        if b.reward != 1:
-            baseline_failed += 1
-            continue
-        outcome = classify_recovery(f, calls, write_tools)
-        recovery[outcome] += 1
-        recovery_keys.append((f.task_id, int(outcome.startswith("recovered"))))
-        for kind in {c.fault for c in faults}:
-            by_kind[kind or ""]["trials"] += 1
-            by_kind[kind or ""]["recovered"] += outcome.startswith("recovered")
-
-    n = len(recovery_keys)
-    recovered = recovery["recovered_by_retry"] + recovery["recovered_other_way"]
+        tally.add(b, f, transcripts.get(f.key), write_tools)
     return {
         "schema": "assay.robustness/1",
         "k": k,
@@ -215,32 +173,97 @@ def robustness_report(
         "faulted": _side(faulted, k),
         "pairs": len(valid),
         "success_rate_drop": success,
-        "pass_hat_k_drop": passk_drop,
+        "pass_hat_k_drop": _pass_hat_k_drops(baseline, faulted, k),
         "faults": {
-            "injected": retries["faults"],
+            "injected": tally.retries["faults"],
             "trials_with_faults": sum(1 for _, f in pairs if _has_fault(transcripts.get(f.key))),
-            "by_tool": {tool: dict(sorted(kinds.items())) for tool, kinds in sorted(by_tool.items())},
+            "by_tool": {tool: dict(sorted(kinds.items())) for tool, kinds in sorted(tally.by_tool.items())},
         },
-        "recovery": {
+        "recovery": tally.recovery_section(),
+        "retries": tally.retry_section(),
+    }
+
+
+def _pass_hat_k_drops(
+    baseline: Sequence[TrialResult], faulted: Sequence[TrialResult], k: int
+) -> dict[str, dict[str, Any]]:
+    """The paired drop of pass^j for j = 1..k, over the tasks with at least j trials on both sides."""
+    base_counts, fault_counts = _counts(baseline), _counts(faulted)
+    drops = {}
+    for j in range(1, k + 1):
+        tasks = [
+            t for t in base_counts if t in fault_counts and min(base_counts[t][0], fault_counts[t][0]) >= j
+        ]
+        drops[str(j)] = _paired_drop(
+            [pass_hat_k(*base_counts[t], j) for t in tasks],
+            [pass_hat_k(*fault_counts[t], j) for t in tasks],
+            None,
+        )
+    return drops
+
+
+@dataclass
+class _Tally:
+    """Faults, retries and recoveries counted over the faulted run's trials."""
+
+    by_tool: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    by_kind: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    retries: Counter[str] = field(default_factory=Counter)
+    recovery: Counter[str] = field(default_factory=Counter)
+    recovery_keys: list[tuple[str, int]] = field(default_factory=list)
+    baseline_failed: int = 0
+
+    def add(
+        self, b: TrialResult, f: TrialResult, transcript: Transcript | None, write_tools: Collection[str]
+    ) -> None:
+        calls = agent_tool_calls(transcript) if transcript is not None else []
+        faults = [c for c in calls if c.fault is not None]
+        if not faults:
+            return
+        for call in faults:
+            self.by_tool[call.name][call.fault or ""] += 1
+            retry = _retry_of(call, calls)
+            self.retries["faults"] += 1
+            self.retries["retried"] += retry is not None
+            self.retries["retry_succeeded"] += retry is not None and retry.clean
+        if f.reward is None or b.reward is None:
+            self.recovery["excluded"] += 1
+            return
+        if b.reward != 1:
+            self.baseline_failed += 1
+            return
+        outcome = classify_recovery(f, calls, write_tools)
+        self.recovery[outcome] += 1
+        self.recovery_keys.append((f.task_id, int(outcome.startswith("recovered"))))
+        for kind in {c.fault for c in faults}:
+            self.by_kind[kind or ""]["trials"] += 1
+            self.by_kind[kind or ""]["recovered"] += outcome.startswith("recovered")
+
+    def retry_section(self) -> dict[str, Any]:
+        faults = self.retries["faults"]
+        return {
+            **{name: self.retries[name] for name in ("faults", "retried", "retry_succeeded")},
+            "retry_rate": round(self.retries["retried"] / faults, 4) if faults else None,
+        }
+
+    def recovery_section(self) -> dict[str, Any]:
+        n = len(self.recovery_keys)
+        recovered = self.recovery["recovered_by_retry"] + self.recovery["recovered_other_way"]
+        return {
             "trials": n,
-            **{name: recovery[name] for name in RECOVERY_CLASSES},
-            "baseline_failed": baseline_failed,
-            "excluded": recovery["excluded"],
-            "recovery_rate": _rate([ok for _, ok in recovery_keys]),
+            **{name: self.recovery[name] for name in RECOVERY_CLASSES},
+            "baseline_failed": self.baseline_failed,
+            "excluded": self.recovery["excluded"],
+            "recovery_rate": _rate([ok for _, ok in self.recovery_keys]),
             "recovery_rate_ci": _interval(
-                [float(ok) for _, ok in recovery_keys], [t for t, _ in recovery_keys]
+                [float(ok) for _, ok in self.recovery_keys], [t for t, _ in self.recovery_keys]
             ),
-            "safe_rate": round((recovered + recovery["stopped_safely"]) / n, 4) if n else None,
+            "safe_rate": round((recovered + self.recovery["stopped_safely"]) / n, 4) if n else None,
             "by_kind": {
                 kind: {**dict(c), "recovery_rate": round(c["recovered"] / c["trials"], 4)}
-                for kind, c in sorted(by_kind.items())
+                for kind, c in sorted(self.by_kind.items())
             },
-        },
-        "retries": {
-            **{name: retries[name] for name in ("faults", "retried", "retry_succeeded")},
-            "retry_rate": round(retries["retried"] / retries["faults"], 4) if retries["faults"] else None,
-        },
-    }
+        }
 
 
 def _has_fault(transcript: Transcript | None) -> bool:

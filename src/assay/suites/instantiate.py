@@ -52,12 +52,10 @@ def instantiate_task(
             update["initial_state"] = spec.initial_state.model_copy(update={"seed": suite.defaults.data_seed})
         return spec.model_copy(update=update)
 
-    from .loader import locate, suite_templates
+    from .loader import locate
     from .templates import TemplateContext
 
     located, prefix = where or locate(suite, spec.id)
-    fn = suite_templates(suite)[spec.template]
-    domain = get_domain(suite.domain_ref)
     world = data_seed(seed)
     ctx = TemplateContext(
         task_id=task_id,
@@ -65,15 +63,10 @@ def instantiate_task(
         params=dict(spec.params),
         as_of=as_of,
         timezone=timezone,
-        db=domain.base_state(world),
+        db=get_domain(suite.domain_ref).base_state(world),
         suite_dir=suite.path,
     )
-    try:
-        produced = dict(fn(ctx))
-    except (Exception, SystemExit) as exc:  # the template itself failed: locate it, never crash
-        raise ProblemError(
-            [located.problem(("template",), f"template {spec.template!r} failed: {exc!r}", prefix)]
-        ) from None
+    produced = _run_template(suite, spec, ctx, located, prefix)
     explicit = spec.model_dump(include=spec.model_fields_set - _SPEC_ONLY)
     merged = {**opening, **produced, **explicit}
     merged["tags"] = sorted(set(produced.get("tags", [])) | set(spec.tags))
@@ -89,20 +82,30 @@ def instantiate_task(
         initial_state={"seed": world, "records": records},
         metadata={**suite_dir, **produced.get("metadata", {}), **spec.metadata, "template_seed": ctx.seed},
     )
+    return _validated(merged, spec, located, prefix)
+
+
+def _run_template(suite: LoadedSuite, spec: Task, ctx: Any, located: Any, prefix: Any) -> dict[str, Any]:
+    """What the task's template makes of ``ctx``; a template that fails is located, never a crash."""
+    from .loader import suite_templates
+
+    fn = suite_templates(suite)[str(spec.template)]
+    try:
+        return dict(fn(ctx))
+    except (Exception, SystemExit) as exc:
+        raise ProblemError(
+            [located.problem(("template",), f"template {spec.template!r} failed: {exc!r}", prefix)]
+        ) from None
+
+
+def _validated(merged: dict[str, Any], spec: Task, located: Any, prefix: Any) -> Task:
     try:
         return Task.model_validate(merged)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        raise ProblemError(
-            [
-                located.problem(
-                    ("template",),
-                    f"template {spec.template!r} produced an invalid task: {field}: {first['msg']}",
-                    prefix,
-                )
-            ]
-        ) from None
+        message = f"template {spec.template!r} produced an invalid task: {field}: {first['msg']}"
+        raise ProblemError([located.problem(("template",), message, prefix)]) from None
 
 
 def iter_instances(suite: LoadedSuite, seed: int = 0) -> Iterator[Task]:

@@ -219,51 +219,85 @@ def paused_gc() -> Iterator[None]:
 def _load_suite(source: str | Path) -> LoadedSuite:
     suite_file = resolve_source(source)
     root = suite_file.parent
-    display = str(suite_file) if Path(source).exists() else f"{source}:{suite_file.name}"
+    given = Path(source).exists()
+    display = str(suite_file) if given else f"{source}:{suite_file.name}"
     state = _Loaded()
+    data, located = _read_suite_file(suite_file, display)
+    raw_tasks = data.get("tasks") or []
+    suite = _read_header(data, located, state)
+    extra_files: list[Path] = []
+    if suite is not None:
+        suite._path = root
+        suite._local_templates = _local_templates(suite, root, located, state)
+        extra_files = _prepare_domain(suite, root, located, state)
+    if not isinstance(raw_tasks, list):
+        state.problems.append(located.problem(("tasks",), "must be a list of tasks"))
+        raw_tasks = []
+    for i, raw in enumerate(raw_tasks):
+        state.add_task(raw, located.sub("tasks", i), ("tasks", i))
+    streamed = _read_task_files(root, source if not given else None, data, located, state)
+    if suite is None:
+        raise SuiteError(state.problems)
+    suite.tasks = state.tasks
+    suite._where = state.where
+    suite._streamed = streamed
+    _check_tasks(state)
+    if state.problems:
+        raise SuiteError(state.problems)
+    suite._hash = _suite_hash(state, root, extra_files)
+    return suite
+
+
+def _read_suite_file(suite_file: Path, display: str) -> tuple[dict[str, Any], Located]:
     try:
         data, located = parse_yaml(read_text(suite_file, display), display)
     except ProblemError as exc:
         raise SuiteError(exc.problems) from None
     if not isinstance(data, dict):
         raise SuiteError([Problem(display, 1, "", "suite.yaml must be a mapping with name, tasks, ...")])
+    return data, located
 
-    raw_tasks = data.get("tasks") or []
+
+def _read_header(data: dict[str, Any], located: Located, state: _Loaded) -> LoadedSuite | None:
+    """The suite's own fields (everything but its tasks); None with the problems noted."""
     header = {k: v for k, v in data.items() if k != "tasks"}
-    suite: LoadedSuite | None = None
     try:
         suite = _validate(LoadedSuite, header, located)
     except ProblemError as exc:
         state.problems.extend(exc.problems)
-    extra_files: list[Path] = []
-    if suite is not None and not SEED_RANGE[0] <= suite.defaults.data_seed <= SEED_RANGE[1]:
+        return None
+    if not SEED_RANGE[0] <= suite.defaults.data_seed <= SEED_RANGE[1]:
         message = f"seed {suite.defaults.data_seed} does not fit in 64 bits"
         state.problems.append(located.problem(("defaults", "data_seed"), message))
-    domain_known = False
-    if suite is not None:
-        suite._path = root
-        suite._local_templates = _local_templates(suite, root, located, state)
-        domain_known, extra_files = _check_domain(suite, root, located, state)
-        if domain_known:
-            domain = get_domain(suite.domain_ref)
-            state.digest.update(f"domain:{domain.name}:{domain.version}".encode())
-            templates = suite_templates(suite)
-            checked = suite
+    return suite
 
-            def check(task: Task, where: Located, prefix: PathKey) -> list[Problem]:
-                return _check_task(checked, task, where, prefix, templates)
 
-            state.check = check
-    if not isinstance(raw_tasks, list):
-        state.problems.append(located.problem(("tasks",), "must be a list of tasks"))
-        raw_tasks = []
-    for i, raw in enumerate(raw_tasks):
-        state.add_task(raw, located.sub("tasks", i), ("tasks", i))
+def _prepare_domain(suite: LoadedSuite, root: Path, located: Located, state: _Loaded) -> list[Path]:
+    """Check the suite's domain; when it is known, hash its identity and check each task
+    against it as it is read. Returns the files the suite's own domain is built from."""
+    domain_known, extra_files = _check_domain(suite, root, located, state)
+    if domain_known:
+        domain = get_domain(suite.domain_ref)
+        state.digest.update(f"domain:{domain.name}:{domain.version}".encode())
+        templates = suite_templates(suite)
 
+        def check(task: Task, where: Located, prefix: PathKey) -> list[Problem]:
+            return _check_task(suite, task, where, prefix, templates)
+
+        state.check = check
+    return extra_files
+
+
+def _read_task_files(
+    root: Path, named: str | Path | None, data: dict[str, Any], located: Located, state: _Loaded
+) -> list[tuple[Path, str]]:
+    """Read the suite's ``task_files`` into ``state``; returns the JSONL files, whose
+    tasks are streamed again when the suite runs (``named``: the built-in name the suite
+    was given by, shown in problems instead of a path)."""
     streamed: list[tuple[Path, str]] = []
     for path in _task_files(root, data.get("task_files"), located, state.problems):
         rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
-        file_display = str(path) if Path(source).exists() else f"{source}:{rel}"
+        file_display = str(path) if named is None else f"{named}:{rel}"
         if not _is(path, "exists"):
             state.problems.append(located.problem(("task_files",), f"task file {rel} does not exist"))
             continue
@@ -283,27 +317,27 @@ def _load_suite(source: str | Path) -> LoadedSuite:
                     state.add_task(raw, task_located, prefix, keep=keep)
         except ProblemError as exc:
             state.problems.extend(exc.problems)
+    return streamed
 
-    if suite is None:
-        raise SuiteError(state.problems)
-    suite.tasks = state.tasks
-    suite._where = state.where
-    suite._streamed = streamed
+
+def _check_tasks(state: _Loaded) -> None:
     if state.check is not None:
         for task in state.tasks:
             where, prefix = state.where[task.id]
             state.problems.extend(state.check(task, where, prefix))
-    if state.problems:
-        raise SuiteError(state.problems)
+
+
+def _suite_hash(state: _Loaded, root: Path, extra_files: list[Path]) -> str:
+    """The content hash: every file of the suite folder, and what its own domain is built
+    from, wherever it is."""
     _hash_files(state.digest, root)
-    for path in extra_files:  # what the suite's own domain is built from, wherever it is
+    for path in extra_files:
         named = (
             path.relative_to(root.resolve()).as_posix() if path.is_relative_to(root.resolve()) else str(path)
         )
         state.digest.update(f"domain-file:{named}".encode() + b"\0")
         _hash_content(state.digest, path)
-    suite._hash = state.digest.hexdigest()[:16]
-    return suite
+    return state.digest.hexdigest()[:16]
 
 
 def _check_domain(

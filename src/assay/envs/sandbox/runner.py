@@ -311,22 +311,8 @@ class Sandbox:
             t.join(timeout=10)
         stdout, out_cut = out.text()
         stderr, err_cut = err.text()
-        lines = report.decode(errors="replace").split()
-        if "started" not in lines:
-            if timed_out:
-                raise SandboxUnavailable(f"the sandbox did not start within {limits.timeout_s:g} s")
-            reason = (stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
-            raise SandboxUnavailable(f"the sandbox could not start the command ({reason})")
-        exit_code: int | None = proc.returncode
-        sig: str | None = None
-        if "status" in lines and lines.index("status") + 1 < len(lines):
-            raw = int(lines[lines.index("status") + 1])
-            if os.WIFSIGNALED(raw):
-                exit_code, sig = None, signal_name(os.WTERMSIG(raw))
-            else:
-                exit_code = os.WEXITSTATUS(raw)
-        if timed_out:
-            exit_code, sig = None, sig or "SIGKILL"
+        said = report.decode(errors="replace").split()
+        exit_code, sig = _how_it_ended(said, proc, stderr, timed_out, limits)
         limit = "timeout" if timed_out else guess_limit(sig, exit_code, stderr)
         return SandboxResult(
             exit_code=exit_code,
@@ -361,3 +347,26 @@ def _feed(stream: IO[bytes] | None, data: bytes) -> None:
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def _how_it_ended(
+    lines: list[str], proc: subprocess.Popen[bytes], stderr: str, timed_out: bool, limits: SandboxLimits
+) -> tuple[int | None, str | None]:
+    """(exit code, signal) of the command, read from the sandbox's status report; a
+    sandbox that never reported the command started is :class:`SandboxUnavailable`."""
+    if "started" not in lines:
+        if timed_out:
+            raise SandboxUnavailable(f"the sandbox did not start within {limits.timeout_s:g} s")
+        reason = (stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
+        raise SandboxUnavailable(f"the sandbox could not start the command ({reason})")
+    exit_code: int | None = proc.returncode
+    sig: str | None = None
+    if "status" in lines and lines.index("status") + 1 < len(lines):
+        raw = int(lines[lines.index("status") + 1])
+        if os.WIFSIGNALED(raw):
+            exit_code, sig = None, signal_name(os.WTERMSIG(raw))
+        else:
+            exit_code = os.WEXITSTATUS(raw)
+    if timed_out:
+        exit_code, sig = None, sig or "SIGKILL"
+    return exit_code, sig
