@@ -17,6 +17,7 @@ from assay.cli import robustness as robustness_cli
 from assay.cli import run as run_cli
 from assay.cli.run_options import NAMES
 from assay.core.spec import RunSpec
+from assay.core.transcript import Transcript
 from assay.errors import SpecError
 from assay.runner import api
 from assay.runner.resolve import make_spec, resolve
@@ -127,6 +128,9 @@ def test_cli_api_and_file_build_the_same_spec_and_config(
         "--max-tokens", "5000", "-m", "rpm=100", "-j", "4",
     ]  # fmt: skip
     from_cli = [cli_spec(captured, "run", "retail", *args), cli_spec(captured, "robustness", "retail", *args)]
+    decided = cli_spec(captured, "run", "retail", "--until-decided", "--threshold", "0.7", *args)
+    assert decided.decide is not None and decided.decide.threshold == 0.7
+    from_cli.append(decided.model_copy(update={"decide": None}))  # the same run, and how to stop it
     spec_file = tmp_path / "run.yaml"
     spec_file.write_text(yaml.safe_dump({"suite": "retail", **fields}))
     from_file = cli_spec(captured, "run", "--spec", str(spec_file))
@@ -141,7 +145,7 @@ def test_cli_api_and_file_build_the_same_spec_and_config(
     with pytest.raises(SpecError, match="stop here"):
         assay.run("retail", **fields)
     from_api = seen.pop()
-    assert from_cli[0] == from_cli[1] == from_file == from_api == make_spec("retail", **fields)
+    assert from_cli[0] == from_cli[1] == from_cli[2] == from_file == from_api == make_spec("retail", **fields)
     assert resolve(from_cli[0]).config.hash == resolve(from_api).config.hash
     # options given on the command line win over the file's, mappings merge key by key
     merged = cli_spec(captured, "run", "--spec", str(spec_file), "-k", "5", "-p", "extra=1")
@@ -224,3 +228,49 @@ def test_credentials_are_stored_as_names_only(tmp_path: Path) -> None:
     run.store.close()
     data = db.read_bytes()
     assert b"PLANTED123" not in data and b"PLANTED456" not in data
+
+
+def test_every_run_like_command_carries_the_options_out(tmp_path: Path) -> None:
+    """Not only parsed: each command's trials run with the options (the agent's params,
+    prompt version, flags, seed and tool faults are in the stored runs and their trials)."""
+    from assay.envs.faults import FAULT_ATTRIBUTE
+    from assay.store import Store
+
+    db = str(tmp_path / "a.db")
+    options = [
+        "--agent", "builtin:retail-flaky", "-p", "slip=0", "--prompt-version", "v9",
+        "--flag", "new_flow=true", "--seed", "0", "--faults", "get_order_details:timeout@1.0",
+        "--task", "refund-in-window-email", "--store", db,
+    ]  # fmt: skip
+    for command in (
+        ["run", "retail", "-k", "2"],
+        ["run", "retail", "--until-decided", "--threshold", "0.3", "--mde", "0.3"],
+        ["robustness", "retail", "-k", "2"],
+    ):
+        result = assay_main(*command, *options, "--json")
+        assert result.code == 0, (command, result)
+    store = Store(db)
+    runs = [store.get_run(row["run_id"]) for row in store.list_runs()]
+    assert len(runs) == 4  # run, until-decided, robustness's baseline and faulted runs
+    faulted = 0
+    for info in runs:
+        assert info.spec.params == {"slip": 0} and info.seed == 0
+        assert info.config.prompt_version == "v9" and info.config.flags == {"new_flow": True}
+        results = store.load_results(info.run_id)
+        assert results and {r.prompt_version for r in results} == {"v9"}
+        assert {r.task_id for r in results} <= {f"refund-in-window-email-{i}" for i in (1, 2, 3)}
+        spans = [
+            s
+            for r in results
+            for s in (store.load_transcript(info.run_id, r.task_id, r.trial_index) or Transcript()).spans
+        ]
+        if info.fault_plan is not None:  # the plan as resolved, whichever way it was given
+            rules = info.fault_plan["rules"]
+            assert [(r["tool"], r["kind"], r["rate"]) for r in rules] == [
+                ("get_order_details", "timeout", 1.0)
+            ]
+            assert any(s.kind == "tool" and s.attributes.get(FAULT_ATTRIBUTE) for s in spans), info.run_id
+            faulted += 1
+        else:  # robustness's baseline: the same run without the faults
+            assert not any(s.attributes.get(FAULT_ATTRIBUTE) for s in spans)
+    assert faulted == 3
