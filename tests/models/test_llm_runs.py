@@ -224,11 +224,19 @@ def test_trials_lost_to_a_down_endpoint_run_again_on_resume(pricing: str, tmp_pa
     assert kinds.count("attempt") == 3 and kinds.count("trial") == first.info.planned_trials
 
 
-def test_a_planted_key_reaches_no_file_the_run_writes(pricing: str, tmp_path: Path) -> None:
-    """A key given as options (agent and judge), quoted back by a 401, appears in no file
-    the run writes: store, cassette, cache, report, export."""
+@pytest.mark.parametrize("given", ["options", "environment"])
+def test_a_planted_key_reaches_no_file_the_run_writes(
+    given: str, pricing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key given as an option or as $OPENAI_API_KEY (agent), and as an option (judge),
+    quoted back by a 401, appears in no file the run writes: store, cassette, the agent's
+    response cache, the judge's cache, report, export."""
     key, judge_key = "sk-test-PLANTEDagentKEY0123456789", "sk-test-PLANTEDjudgeKEY9876543210"
     db, tape, cache = tmp_path / "s.db", tmp_path / "tape.jsonl", tmp_path / "cache"
+    agent_key = {"api_key": key} if given == "options" else {}
+    if given == "environment":
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "agent-cache"))
     with FakeLLMServer(brain) as srv:
         srv.schedule("401")
         run = assay.run(
@@ -241,22 +249,24 @@ def test_a_planted_key_reaches_no_file_the_run_writes(pricing: str, tmp_path: Pa
             store=str(db),
             run_id="planted",
             record=str(tape),
+            cache=True,
             model_options={
                 "base_url": srv.openai_base_url,
-                "api_key": key,
+                **agent_key,
                 "max_retries": 0,
                 "pricing": pricing,
             },
             judges=["openai:scripted-judge"],
             judge_options={"base_url": srv.openai_base_url, "api_key": judge_key, "cache": str(cache)},
         )
-    assert "Incorrect API key provided: <SECRET>" in (run.results[0].outcome.error or "") or any(
-        "<SECRET>" in (r.outcome.error or "") for r in run.results
-    )
+    quoted = "<SECRET>" if given == "options" else f"{key[:8]}{'*' * 20}{key[-4:]}"  # the endpoint's mask
+    errors = [r.outcome.error or "" for r in run.results if r.outcome is not None]
+    assert any(f"Incorrect API key provided: {quoted}" in e for e in errors), errors
     report, export = tmp_path / "r.html", tmp_path / "r.jsonl"
     assert assay_main("report", "planted", "--html", str(report), "--store", str(db)).code == 0
     assert assay_main("export", "planted", "-o", str(export), "--store", str(db)).code == 0
     run.store.close()
+    assert (tmp_path / "agent-cache" / "llm.sqlite").stat().st_size > 0  # the agent's cache was written
     written = [db, tape, report, export, *[p for p in tmp_path.rglob("*") if p.is_file()]]
     for path in written:
         data = path.read_bytes()
