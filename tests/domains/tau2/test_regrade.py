@@ -126,6 +126,35 @@ def test_cli_regrade_then_show_compare_and_report(root: Path, data_dir: Path, tm
     reported = _cli("report", "gpt41", "ft", "--store", db, "--html", str(html))
     assert reported.returncode == 0, reported.stderr
     assert html.stat().st_size > 10_000
+    _gate_rank_and_view(db, tmp_path)
+
+
+def _gate_rank_and_view(db: str, tmp_path: Path) -> None:
+    """A regraded run is an ordinary run: gated, ranked and shown by the viewer."""
+    policy = tmp_path / "gate.yaml"
+    policy.write_text(
+        "name: tau2-airline\nversion: 1\nalpha: 0.05\n"
+        "absolute:\n  - {name: overall success, metric: overall.success_rate, min: 0.5}\n"
+        "relative:\n  - {metric: quality, margin: 0.5}\n"
+    )
+    gated = _cli("gate", "ft", "--policy", str(policy), "--baseline", "gpt41", "--store", db, "--json")
+    verdict = json.loads(gated.stdout)
+    rates = {run: Run.load(run, Store(db)).summary().overall.success_rate for run in ("gpt41", "ft")}
+    assert gated.returncode == (0 if rates["ft"] >= 0.5 else 1), (rates, gated.stdout)
+    assert verdict["passed"] is (rates["ft"] >= 0.5)
+    ranked = _cli("rank", "--runs", "gpt41", "ft", "--store", db, "--json")
+    assert ranked.returncode == 0, ranked.stderr
+    assert {row["model"] for row in json.loads(ranked.stdout)["models"]} == {"gpt41", "ft"}
+    import httpx
+
+    from assay.server import create_app
+    from tests.server.support import serving
+
+    with serving(create_app(Store(db))) as url:
+        listed = httpx.get(f"{url}/api/runs").json()
+        page = httpx.get(f"{url}/runs/ft")
+    assert {"gpt41", "ft"} <= {r["run_id"] for r in listed}
+    assert page.status_code == 200 and "ft" in page.text
 
 
 def _broken(root: Path, tmp_path: Path, edit) -> Path:  # type: ignore[no-untyped-def]
