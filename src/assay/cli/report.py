@@ -32,6 +32,13 @@ def report(
         int, typer.Option("--max-transcripts", min=0, help="Embed at most this many transcripts.")
     ] = 500,
     title: Annotated[str | None, typer.Option("--title", help="Title of the report.")] = None,
+    probes: Annotated[
+        str,
+        typer.Option(
+            "--probes",
+            help="Stored model probes to show: used (default: the models the runs called), all or none.",
+        ),
+    ] = "used",
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -42,12 +49,14 @@ def report(
     Example: assay report retail-careful retail-hasty --html report.html
     """
     from ..report.html import write_report
+    from ..report.probes import probe_choice
 
     if transcripts not in ("failed", "all", "none"):
         raise AssayError(f"--transcripts must be failed, all or none, not {transcripts!r}")
     choice: Literal["failed", "all", "none"] = (
         "all" if transcripts == "all" else "none" if transcripts == "none" else "failed"
     )
+    which = probe_choice(probes)
     box = None
     if profile is not None:
         from ..box import load_profile
@@ -68,6 +77,7 @@ def report(
         transcripts=choice,
         max_transcripts=max_transcripts,
         title=title,
+        probes=which,
     )
     info = {
         "schema": "assay.report/1",
@@ -76,12 +86,14 @@ def report(
         "runs": list(run_ids),  # as given (latest, latest~1...)
         "transcripts": written.transcripts,
         "transcripts_left_out": written.left_out,
+        "probes": written.probes,
     }
     if as_json:
         print_json(info)
         return
     more = f", {written.left_out} left out" if written.left_out else ""
+    probed = f", {written.probes} model probe(s)" if written.probes else ""
     err.print(
         f"wrote [bold]{written.path}[/] ({written.size_bytes / 1024:.0f} kB, {len(written.runs)} run(s), "
-        f"{written.transcripts} transcripts embedded{more})"
+        f"{written.transcripts} transcripts embedded{more}{probed})"
     )

@@ -33,6 +33,7 @@ from ..store.store import Store
 from . import charts
 from .boxview import box_section
 from .comparison import check_comparable, compare_view
+from .probes import ProbeChoice, probe_section
 from .runview import build_run_view, frame_rows
 from .transcript_view import transcript_view
 
@@ -191,11 +192,13 @@ class Bounds:
 
 @dataclass(frozen=True)
 class Report:
-    """A rendered report: the HTML and how many transcripts it embeds (and left out)."""
+    """A rendered report: the HTML, how many transcripts it embeds (and left out) and
+    how many model probes it shows."""
 
     html: str
     transcripts: int
     left_out: int
+    probes: int = 0
 
 
 def _task_rows(tasks: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
@@ -218,6 +221,7 @@ def build_report(
     max_transcripts: int = MAX_TRANSCRIPTS,
     title: str | None = None,
     bounds: Bounds | None = None,
+    probes: ProbeChoice = "used",
 ) -> Report:
     """The report of one or several runs as one HTML document, of bounded size at any
     scale: aggregates and charts of every trial; the per-task table (at most
@@ -227,7 +231,9 @@ def build_report(
     first); ``transcripts`` chooses which trials' transcripts are embedded (failed and
     excluded ones by default, in the order of the trial list), at most
     ``max_transcripts``. What is left out is counted in the report and shown by
-    ``assay view``."""
+    ``assay view``. ``probes`` chooses the stored model probes shown (see
+    :func:`assay.report.probes.probe_section`): of the models the runs called
+    (``used``), every stored probe (``all``) or none; no section when there are none."""
     if not runs:
         raise AssayError("give at least one run to report on")
     if len(runs) > 1:
@@ -239,6 +245,7 @@ def build_report(
     overall = run_charts(views) if len(views) > 1 else None
     comparisons = compare_view(runs, profile)["pairs"] if len(runs) > 1 else []
     box = box_section(runs, profile)
+    probe_rows = probe_section(runs[0].store, [r.info for r in runs], probes)
     if box is not None and box["losses"]:
         box["chart"] = charts.loss_distributions(box.pop("losses"))
     packed: dict[str, str] = {}
@@ -291,6 +298,7 @@ def build_report(
         overall=overall,
         comparisons=comparisons,
         box=box,
+        probes=probe_rows,
         data=data,
         packed=_pack(packed) if packed else "",
         n_transcripts=len(packed),
@@ -299,7 +307,7 @@ def build_report(
         css=static_text("assay.css"),
         js=static_text("table.js") + "\n" + static_text("report.js"),
     )
-    return Report(html, len(packed), left_out)
+    return Report(html, len(packed), left_out, len(probe_rows["rows"]) if probe_rows else 0)
 
 
 @dataclass(frozen=True)
@@ -311,6 +319,7 @@ class ReportFile:
     runs: list[str]
     transcripts: int
     left_out: int
+    probes: int = 0
 
 
 def write_report(
@@ -333,4 +342,4 @@ def write_report(
         raise AssayError(f"cannot write {out}: {exc.strerror}") from None
     size = len(report.html.encode("utf-8"))
     named = [r if isinstance(r, str) else r.run_id for r in run_ids]
-    return ReportFile(out, size, named, report.transcripts, report.left_out)
+    return ReportFile(out, size, named, report.transcripts, report.left_out, report.probes)

@@ -1,7 +1,8 @@
 """The ``assay view`` application: FastAPI, server-rendered pages, a little JavaScript.
 
 Pages are registered as :class:`Page` entries (a router plus a navigation label): runs,
-comparison, rankings and the labelling screen for judge calibration; another screen
+comparison, rankings, the labelling screen for judge calibration, badcases and model
+probes; another screen
 plugs in with ``create_app(store, pages=[Page(...)])`` or :func:`register_page`.
 """
 
@@ -102,7 +103,7 @@ def create_app(
     It answers only to 127.0.0.1, localhost and ::1, plus ``host`` (the address it
     listens on) and ``allowed_hosts``, and refuses cross-origin writes (see
     :mod:`assay.server.security`)."""
-    from . import api, badcase_page, compare_pages, label_page, rank_page
+    from . import api, badcase_page, compare_pages, label_page, probe_page, rank_page
     from . import pages as run_pages
 
     st = store if isinstance(store, Store) else Store(store)
@@ -141,6 +142,7 @@ def create_app(
         Page("Rankings", "/rank", rank_page.router),
         Page("Label", "/label", label_page.router),
         Page("Badcases", "/badcases", badcase_page.router),
+        Page("Probes", "/probes", probe_page.router),
         *pages,
     ):
         register_page(app, page)

@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from ..report.boxview import box_section
 from ..report.charts import loss_distributions
+from ..report.probes import probe_section
 from ..report.transcript_view import transcript_view
 from ..runner.stored import pick_trial
 from .app import render
@@ -46,9 +47,19 @@ def _overview_context(request: Request, run_id: str) -> dict[str, Any]:
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(request: Request, run_id: str) -> HTMLResponse:
-    """A run's report: headline with intervals, curves, tables, heat map, failures."""
+    """A run's report: headline with intervals, curves, tables, heat map, failures, and
+    the stored probes of the models it called."""
     ctx = _overview_context(request, run_id)
-    return render(request, "run.html", run_id=run_id, title=run_id, poll_ms=request.app.state.poll_ms, **ctx)
+    probes = probe_section(request.app.state.store, [cache(request).get(run_id).run.info])
+    return render(
+        request,
+        "run.html",
+        run_id=run_id,
+        title=run_id,
+        poll_ms=request.app.state.poll_ms,
+        probes=probes,
+        **ctx,
+    )
 
 
 @router.get("/runs/{run_id}/overview", response_class=HTMLResponse)

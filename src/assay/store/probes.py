@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 
 from ..errors import AssayError
 from . import schema
@@ -39,20 +39,38 @@ def write_probe(store: Store, document: Mapping[str, Any]) -> str:
     return row["probe_id"]
 
 
-def list_probes(
-    store: Store, *, model: str | None = None, mode: str | None = None, limit: int | None = None
-) -> list[dict[str, Any]]:
-    """Stored probe documents, newest first; ``model`` matches a substring of the spec."""
+def _where(query: Any, model: str | None, mode: str | None, exact: bool) -> Any:
     t = schema.probes
-    query = select(t.c.data).order_by(t.c.created_at.desc(), t.c.probe_id)
     if model:
-        query = query.where(t.c.model.contains(model, autoescape=True))
+        query = query.where(t.c.model == model if exact else t.c.model.contains(model, autoescape=True))
     if mode:
         query = query.where(t.c.mode == mode)
+    return query
+
+
+def list_probes(
+    store: Store,
+    *,
+    model: str | None = None,
+    mode: str | None = None,
+    limit: int | None = None,
+    exact: bool = False,
+) -> list[dict[str, Any]]:
+    """Stored probe documents, newest first; ``model`` matches a substring of the spec
+    (``exact=True``: the whole spec)."""
+    t = schema.probes
+    query = _where(select(t.c.data).order_by(t.c.created_at.desc(), t.c.probe_id), model, mode, exact)
     if limit is not None:
         query = query.limit(limit)
     with store.engine.connect() as conn:
         return [json.loads(r.data) for r in conn.execute(query)]
+
+
+def count_probes(store: Store, *, model: str | None = None, mode: str | None = None) -> int:
+    """How many stored probes :func:`list_probes` would list without a limit."""
+    query = _where(select(func.count()).select_from(schema.probes), model, mode, False)
+    with store.engine.connect() as conn:
+        return int(conn.execute(query).scalar_one())
 
 
 def load_probe(store: Store, probe_id: str) -> dict[str, Any]:
