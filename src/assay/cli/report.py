@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from rich.markup import escape
 
 from ..errors import AssayError
 from .app import JsonOpt, StoreOpt, app, err, print_json
+from .redact_options import RedactConfigOpt, RedactOpt, redactor_on_request
 
 
 @app.command()
@@ -32,12 +34,15 @@ def report(
         int, typer.Option("--max-transcripts", min=0, help="Embed at most this many transcripts.")
     ] = 500,
     title: Annotated[str | None, typer.Option("--title", help="Title of the report.")] = None,
+    redact: RedactOpt = False,
+    redact_config: RedactConfigOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write one self-contained HTML report (no network needed to open it).
 
     Several runs add an overview and a paired comparison of each run with the first.
+    --redact replaces secrets and personal data in what it shows of the trials.
 
     Example: assay report retail-careful retail-hasty --html report.html
     """
@@ -48,6 +53,7 @@ def report(
     choice: Literal["failed", "all", "none"] = (
         "all" if transcripts == "all" else "none" if transcripts == "none" else "failed"
     )
+    redactor = redactor_on_request(redact, redact_config)
     box = None
     if profile is not None:
         from ..box import load_profile
@@ -68,6 +74,7 @@ def report(
         transcripts=choice,
         max_transcripts=max_transcripts,
         title=title,
+        redact=redactor or False,
     )
     info = {
         "schema": "assay.report/1",
@@ -76,12 +83,22 @@ def report(
         "runs": list(run_ids),  # as given (latest, latest~1...)
         "transcripts": written.transcripts,
         "transcripts_left_out": written.left_out,
+        "redacted": written.redacted is not None,
     }
+    if written.redacted is not None:
+        info["redacted_values"] = sum(written.redacted.values())
+        info["redacted_kinds"] = written.redacted
+    info["notes"] = written.notes
     if as_json:
         print_json(info)
         return
+    for note in written.notes:  # how to read the comparisons: prompts, seeds, suite versions...
+        err.print(f"note: {escape(note)}", soft_wrap=True)
     more = f", {written.left_out} left out" if written.left_out else ""
+    redacted = (
+        f", {sum(written.redacted.values())} value(s) redacted" if written.redacted is not None else ""
+    )
     err.print(
-        f"wrote [bold]{written.path}[/] ({written.size_bytes / 1024:.0f} kB, {len(written.runs)} run(s), "
-        f"{written.transcripts} transcripts embedded{more})"
+        f"wrote [bold]{escape(str(written.path))}[/] ({written.size_bytes / 1024:.0f} kB, "
+        f"{len(written.runs)} run(s), {written.transcripts} transcripts embedded{more}{redacted})"
     )
