@@ -33,14 +33,25 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("planted")
     suite = write_suite(tmp / "planted")
     store = tmp / "p.db"
-    out = assay_main("run", str(suite), "--agent", AGENT, "-k", "2", "--run-id", "planted", "--store", str(store))
+    out = assay_main(
+        "run", str(suite), "--agent", AGENT, "-k", "2", "--run-id", "planted", "--store", str(store)
+    )
     assert out.code == 0, out.stderr
     return store
 
 
 def _report(store: Path, path: Path, *options: str) -> tuple[str, dict[str, str], dict[str, Any]]:
     out = assay_main(
-        "report", "planted", "--html", str(path), "--transcripts", "all", "--store", str(store), "--json", *options
+        "report",
+        "planted",
+        "--html",
+        str(path),
+        "--transcripts",
+        "all",
+        "--store",
+        str(store),
+        "--json",
+        *options,
     )
     assert out.code == 0, out.stderr
     page = path.read_text()
@@ -115,7 +126,7 @@ def test_report_redact_replaces_every_planted_value_and_keeps_the_figures(
 def test_report_redact_config_and_its_errors(planted: Path, tmp_path: Path) -> None:
     config = tmp_path / "redact.yaml"
     config.write_text("style: label\nkinds:\n  PHONE: false\n")
-    page, texts, info = _report(planted, tmp_path / "label.html", "--redact-config", str(config))
+    _, texts, info = _report(planted, tmp_path / "label.html", "--redact-config", str(config))
     text = texts["planted/change-phone/0"]
     assert info["redacted"] is True and "<EMAIL>" in text and "<EMAIL_1>" not in text
     assert "+44 20 7946 0958" in text and "PHONE" not in info["redacted_kinds"]  # switched off

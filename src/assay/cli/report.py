@@ -95,9 +95,7 @@ def report(
     for note in written.notes:  # how to read the comparisons: prompts, seeds, suite versions...
         err.print(f"note: {escape(note)}", soft_wrap=True)
     more = f", {written.left_out} left out" if written.left_out else ""
-    redacted = (
-        f", {sum(written.redacted.values())} value(s) redacted" if written.redacted is not None else ""
-    )
+    redacted = f", {sum(written.redacted.values())} value(s) redacted" if written.redacted is not None else ""
     err.print(
         f"wrote [bold]{escape(str(written.path))}[/] ({written.size_bytes / 1024:.0f} kB, "
         f"{len(written.runs)} run(s), {written.transcripts} transcripts embedded{more}{redacted})"

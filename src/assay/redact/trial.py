@@ -65,9 +65,7 @@ def _message(m: Message, red: list[Any]) -> Message:
     return replace(m, content=content, tool_calls=calls, images=images)
 
 
-def redact_trial(
-    result: TrialResult, transcript: Transcript | None, redactor: Redactor
-) -> TrialRedaction:
+def redact_trial(result: TrialResult, transcript: Transcript | None, redactor: Redactor) -> TrialRedaction:
     """``result`` and ``transcript`` (default: the result's own) with every free text
     redacted by ``redactor`` in one session; the inputs are not changed."""
     t = transcript if transcript is not None else result.transcript

@@ -325,7 +325,9 @@ def build_report(
         n_transcripts=len(packed),
         max_transcripts=max_transcripts,
         left_out=left_out,
-        redaction=None if redactor is None else dict(sorted(redacted.items(), key=lambda kv: (-kv[1], kv[0]))),
+        redaction=None
+        if redactor is None
+        else dict(sorted(redacted.items(), key=lambda kv: (-kv[1], kv[0]))),
         css=static_text("assay.css"),
         js=static_text("table.js") + "\n" + static_text("report.js"),
     )

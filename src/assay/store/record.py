@@ -109,9 +109,7 @@ def _assay_version() -> str | None:
         return None
 
 
-def export_run(
-    store: Store, run_id: str, path: str | Path, redact: Redactor | None = None
-) -> dict[str, Any]:
+def export_run(store: Store, run_id: str, path: str | Path, redact: Redactor | None = None) -> dict[str, Any]:
     """Write run ``run_id`` of ``store`` to ``path`` as a run record; returns the counts
     (and with ``redact``, a redactor: the trials' free text redacted, each trial line
     with its own pseudonyms; ``redacted_values`` and ``redacted_kinds`` count them)."""
@@ -127,6 +125,7 @@ def export_run(
             kinds.update(done.counts)
             result, transcript = done.result, done.transcript
         return trial_line(result, transcript)
+
     try:
         with _open(target, "wt") as fh:
             header = {
