@@ -12,21 +12,25 @@ from ..store.record import RECORD_SCHEMA, export_run, import_run
 from ..store.store import Store
 from .app import JsonOpt, StoreOpt, app, err, print_json
 from .imports import import_app
+from .redact_options import RedactConfigOpt, RedactOpt, redactor_on_request
 
 
 @app.command()
 def export(
     run_id: Annotated[str, typer.Argument(help="Run id (see `assay runs`), or latest, latest~1...")],
     output: Annotated[Path, typer.Option("--output", "-o", help="File to write (.jsonl, or .jsonl.gz).")],
+    redact: RedactOpt = False,
+    redact_config: RedactConfigOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write a run, whole (spec, trials, grades, transcripts, failed attempts), to one
-    portable file that `assay import run` reads (docs/run-record.md).
+    portable file that `assay import run` reads (docs/run-record.md). As stored, unless
+    --redact: then secrets and personal data in the trials' content become pseudonyms.
 
     Example: assay export retail-20260101-120000-abc123 -o run.jsonl.gz
     """
-    counts = export_run(Store(store), run_id, output)
+    counts = export_run(Store(store), run_id, output, redactor_on_request(redact, redact_config))
     if as_json:
         print_json(
             {
@@ -39,7 +43,8 @@ def export(
         )
         return
     trials, attempts = counts["trials"], counts["attempts"]
-    err.print(escape(f"wrote {output}: run {run_id}, {trials} trials, {attempts} earlier attempts"))
+    redacted = f", {counts['redacted_values']} value(s) redacted" if "redacted_values" in counts else ""
+    err.print(escape(f"wrote {output}: run {run_id}, {trials} trials, {attempts} earlier attempts{redacted}"))
 
 
 @import_app.command("run")

@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from rich.markup import escape
 
 from ..errors import AssayError
 from .app import JsonOpt, StoreOpt, app, err, print_json
+from .redact_options import RedactConfigOpt, RedactOpt, redactor_on_request
 
 
 @app.command()
@@ -39,12 +41,15 @@ def report(
             help="Stored model probes to show: used (default: the models the runs called), all or none.",
         ),
     ] = "used",
+    redact: RedactOpt = False,
+    redact_config: RedactConfigOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write one self-contained HTML report (no network needed to open it).
 
     Several runs add an overview and a paired comparison of each run with the first.
+    --redact replaces secrets and personal data in what it shows of the trials.
 
     Example: assay report retail-careful retail-hasty --html report.html
     """
@@ -57,6 +62,7 @@ def report(
         "all" if transcripts == "all" else "none" if transcripts == "none" else "failed"
     )
     which = probe_choice(probes)
+    redactor = redactor_on_request(redact, redact_config)
     box = None
     if profile is not None:
         from ..box import load_profile
@@ -78,6 +84,7 @@ def report(
         max_transcripts=max_transcripts,
         title=title,
         probes=which,
+        redact=redactor or False,
     )
     info = {
         "schema": "assay.report/1",
@@ -87,13 +94,21 @@ def report(
         "transcripts": written.transcripts,
         "transcripts_left_out": written.left_out,
         "probes": written.probes,
+        "redacted": written.redacted is not None,
     }
+    if written.redacted is not None:
+        info["redacted_values"] = sum(written.redacted.values())
+        info["redacted_kinds"] = written.redacted
+    info["notes"] = written.notes
     if as_json:
         print_json(info)
         return
+    for note in written.notes:  # how to read the comparisons: prompts, seeds, suite versions...
+        err.print(f"note: {escape(note)}", soft_wrap=True)
     more = f", {written.left_out} left out" if written.left_out else ""
     probed = f", {written.probes} model probe(s)" if written.probes else ""
+    redacted = f", {sum(written.redacted.values())} value(s) redacted" if written.redacted is not None else ""
     err.print(
-        f"wrote [bold]{written.path}[/] ({written.size_bytes / 1024:.0f} kB, {len(written.runs)} run(s), "
-        f"{written.transcripts} transcripts embedded{more}{probed})"
+        f"wrote [bold]{escape(str(written.path))}[/] ({written.size_bytes / 1024:.0f} kB, "
+        f"{len(written.runs)} run(s), {written.transcripts} transcripts embedded{more}{probed}{redacted})"
     )

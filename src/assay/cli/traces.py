@@ -12,6 +12,7 @@ from ..errors import AssayError
 from ..suites.loader import load_suite
 from .app import JsonOpt, StoreOpt, app, err, out, print_json, terminate_as_interrupt
 from .imports import import_app
+from .redact_options import RedactConfigOpt
 from .run_options import build_spec, with_run_options
 
 NoRedactOpt = Annotated[
@@ -20,10 +21,6 @@ NoRedactOpt = Annotated[
         "--no-redact",
         help="Send content as it is: no redaction of secrets and personal data (default: redacted).",
     ),
-]
-RedactConfigOpt = Annotated[
-    Path | None,
-    typer.Option("--redact-config", help="Redaction config YAML (docs/redaction.md)."),
 ]
 
 

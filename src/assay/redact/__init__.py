@@ -26,6 +26,7 @@ from .detectsecrets import detect_secrets_version
 from .kinds import BUILTIN_KINDS, known_kinds
 from .redactor import Redaction, RedactionSession, Redactor
 from .scrub import SCRUBBED, scrub, secret_spans
+from .trial import TrialRedaction, redact_trial
 
 __all__ = [
     "BUILTIN_KINDS",
@@ -41,6 +42,7 @@ __all__ = [
     "Redaction",
     "RedactionSession",
     "Redactor",
+    "TrialRedaction",
     "detect_secrets_version",
     "is_placeholder",
     "is_secret_option",
@@ -48,6 +50,7 @@ __all__ = [
     "load_config",
     "mask_options",
     "normalize_name",
+    "redact_trial",
     "scrub",
     "secret_spans",
     "secret_values",

@@ -99,6 +99,13 @@ def task_rows(a: Run, b: Run) -> list[dict[str, Any]]:
     return rows
 
 
+def prompt_change(a: Run, b: Run) -> dict[str, Any]:
+    """The prompt versions of two runs' configurations and whether they differ (the
+    report says so next to the comparison; ``assay prompt diff A B`` shows what changed)."""
+    pa, pb = a.info.config.prompt_version, b.info.config.prompt_version
+    return {"a": pa, "b": pb, "differs": pa != pb}
+
+
 def compare_view(runs: Sequence[Run], profile: ScoringProfile | None = None) -> dict[str, Any]:
     """The comparison of ``runs[1:]`` against ``runs[0]`` as shown by report and viewer:
     :func:`assay.compare.compare_runs` (as its JSON document) plus per-task rows for
@@ -116,6 +123,7 @@ def compare_view(runs: Sequence[Run], profile: ScoringProfile | None = None) -> 
                 "b": run.run_id,
                 "a_agent": runs[0].info.config.agent,
                 "b_agent": run.info.config.agent,
+                "prompt": prompt_change(runs[0], run),
                 "quality": next((m for m in metrics if m["metric"] == "quality"), None),
                 "tasks": rows,
                 "counts": {c: sum(1 for r in rows if r["change"] == c) for c in _ORDER},

@@ -15,8 +15,9 @@ import base64
 import gzip
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -28,6 +29,7 @@ import numpy.typing as npt
 from ..box import ScoringProfile
 from ..errors import AssayError
 from ..metrics.frame import TrialFrame
+from ..redact import Redactor, redact_trial
 from ..runner.stored import Run
 from ..store.store import Store
 from . import charts
@@ -148,13 +150,27 @@ def _pack(transcripts: dict[str, str]) -> str:
     return base64.b64encode(gzip.compress(raw, 9, mtime=0)).decode("ascii")
 
 
-def _transcripts(env: jinja2.Environment, run: Run, keys: list[tuple[str, int]]) -> dict[str, str]:
-    """Rendered transcript HTML of these trials, keyed ``run/task/trial``."""
+def _transcripts(
+    env: jinja2.Environment,
+    run: Run,
+    keys: list[tuple[str, int]],
+    redactor: Redactor | None = None,
+    redacted: Counter[str] | None = None,
+) -> dict[str, str]:
+    """Rendered transcript HTML of these trials, keyed ``run/task/trial``; with a
+    ``redactor``, each trial's free text redacted first (one set of pseudonyms per
+    trial), the values replaced counted per kind into ``redacted``."""
     macro = env.get_template("_transcript.html").module.transcript  # type: ignore[attr-defined]
     out: dict[str, str] = {}
     stored = run.store.load_transcripts_of(run.run_id, keys)
     for r in run.trials(keys):
-        tv = transcript_view(r, stored.get((r.task_id, r.trial_index)))
+        transcript = stored.get((r.task_id, r.trial_index))
+        if redactor is not None:
+            done = redact_trial(r, transcript, redactor)
+            r, transcript = done.result, done.transcript
+            if redacted is not None:
+                redacted.update(done.counts)
+        tv = transcript_view(r, transcript)
         out[f"{run.run_id}/{r.task_id}/{r.trial_index}"] = str(macro(tv))
     return out
 
@@ -192,13 +208,17 @@ class Bounds:
 
 @dataclass(frozen=True)
 class Report:
-    """A rendered report: the HTML, how many transcripts it embeds (and left out) and
-    how many model probes it shows."""
+    """A rendered report: the HTML, how many transcripts it embeds (and left out), how
+    many model probes it shows, when redacted how many values of each kind were replaced
+    (``None``: not redacted), and the notes of its comparisons (``"A → B: the runs differ
+    in prompt ..."``)."""
 
     html: str
     transcripts: int
     left_out: int
     probes: int = 0
+    redacted: dict[str, int] | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def _task_rows(tasks: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
@@ -222,6 +242,7 @@ def build_report(
     title: str | None = None,
     bounds: Bounds | None = None,
     probes: ProbeChoice = "used",
+    redact: Redactor | bool = False,
 ) -> Report:
     """The report of one or several runs as one HTML document, of bounded size at any
     scale: aggregates and charts of every trial; the per-task table (at most
@@ -233,7 +254,13 @@ def build_report(
     ``max_transcripts``. What is left out is counted in the report and shown by
     ``assay view``. ``probes`` chooses the stored model probes shown (see
     :func:`assay.report.probes.probe_section`): of the models the runs called
-    (``used``), every stored probe (``all``) or none; no section when there are none."""
+    (``used``), every stored probe (``all``) or none; no section when there are none.
+
+    ``redact`` (a :class:`~assay.redact.Redactor`, or ``True`` for the default one):
+    every free text the report shows from a trial (messages, tool arguments and
+    results, errors, grader reasons, state diffs, span errors) is redacted first, one
+    set of pseudonyms per trial (:func:`assay.redact.redact_trial`); the figures are
+    unchanged."""
     if not runs:
         raise AssayError("give at least one run to report on")
     if len(runs) > 1:
@@ -248,6 +275,8 @@ def build_report(
     probe_rows = probe_section(runs[0].store, [r.info for r in runs], probes)
     if box is not None and box["losses"]:
         box["chart"] = charts.loss_distributions(box.pop("losses"))
+    redactor = redact if isinstance(redact, Redactor) else Redactor() if redact else None
+    redacted: Counter[str] = Counter()
     packed: dict[str, str] = {}
     left_out = 0
     runs_data, shown = [], []
@@ -263,7 +292,7 @@ def build_report(
             keys = [
                 (frame.task_ids[frame.task[i]], int(frame.trial_index[i])) for i in chosen[:room].tolist()
             ]
-            packed.update(_transcripts(env, run, keys))
+            packed.update(_transcripts(env, run, keys, redactor, redacted))
             left_out += int(chosen.size) - len(keys)
         tasks = _task_rows(v["summary"]["tasks"], limits.tasks)
         runs_data.append(
@@ -304,10 +333,21 @@ def build_report(
         n_transcripts=len(packed),
         max_transcripts=max_transcripts,
         left_out=left_out,
+        redaction=None
+        if redactor is None
+        else dict(sorted(redacted.items(), key=lambda kv: (-kv[1], kv[0]))),
         css=static_text("assay.css"),
         js=static_text("table.js") + "\n" + static_text("report.js"),
     )
-    return Report(html, len(packed), left_out, len(probe_rows["rows"]) if probe_rows else 0)
+    notes = [f"{c['a']} → {c['b']}: {note}" for c in comparisons for note in c["notes"]]
+    return Report(
+        html,
+        len(packed),
+        left_out,
+        len(probe_rows["rows"]) if probe_rows else 0,
+        None if redactor is None else dict(sorted(redacted.items())),
+        notes,
+    )
 
 
 @dataclass(frozen=True)
@@ -320,6 +360,8 @@ class ReportFile:
     transcripts: int
     left_out: int
     probes: int = 0
+    redacted: dict[str, int] | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def write_report(
@@ -342,4 +384,6 @@ def write_report(
         raise AssayError(f"cannot write {out}: {exc.strerror}") from None
     size = len(report.html.encode("utf-8"))
     named = [r if isinstance(r, str) else r.run_id for r in run_ids]
-    return ReportFile(out, size, named, report.transcripts, report.left_out, report.probes)
+    return ReportFile(
+        out, size, named, report.transcripts, report.left_out, report.probes, report.redacted, report.notes
+    )

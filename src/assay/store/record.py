@@ -13,12 +13,18 @@ output as on the store it came from. JSON Lines (gzip-compressed when the name e
    "attempt": N, ...the same fields as a trial line}``
 4. an end line with the counts: ``{"kind": "end", "trials": N, "attempts": M}`` (a
    truncated file is refused).
+
+``assay export RUN --redact`` writes a record whose trials' free text is redacted
+(:func:`assay.redact.redact_trial`, one set of pseudonyms per trial line); its header
+says ``"redacted": true`` and its end line counts the values replaced per kind. Without
+it the record is the run exactly as stored.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict
 from importlib.metadata import PackageNotFoundError, version
@@ -27,9 +33,10 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from ..core.results import GradeResult, RunInfo, TaskMeta
+from ..core.results import GradeResult, RunInfo, TaskMeta, TrialResult
 from ..core.transcript import Transcript
 from ..errors import RecordError, ResumeError
+from ..redact import Redactor, redact_trial
 from .codec import pack_line, trial_from_line, trial_line, unpack_line
 from .store import Store, now_iso
 
@@ -50,6 +57,8 @@ class HeaderLine(_Line):
     tasks: list[TaskMeta]
     exported_at: str
     assay_version: str | None = None
+    redacted: bool = False
+    """The trials' free text was redacted when the record was written (``--redact``)."""
 
 
 class TrialLine(_Line):
@@ -71,6 +80,8 @@ class EndLine(_Line):
     kind: Literal["end"]
     trials: int
     attempts: int
+    redacted: dict[str, int] | None = None
+    """Values replaced per kind (a redacted record only)."""
 
 
 def record_json_schema() -> dict[str, Any]:
@@ -98,12 +109,23 @@ def _assay_version() -> str | None:
         return None
 
 
-def export_run(store: Store, run_id: str, path: str | Path) -> dict[str, int]:
-    """Write run ``run_id`` of ``store`` to ``path`` as a run record; returns the counts."""
+def export_run(store: Store, run_id: str, path: str | Path, redact: Redactor | None = None) -> dict[str, Any]:
+    """Write run ``run_id`` of ``store`` to ``path`` as a run record; returns the counts
+    (and with ``redact``, a redactor: the trials' free text redacted, each trial line
+    with its own pseudonyms; ``redacted_values`` and ``redacted_kinds`` count them)."""
     run_id = store.resolve(run_id)
     info = store.get_run(run_id)
     target = Path(path)
     trials = attempts = 0
+    kinds: Counter[str] = Counter()
+
+    def line_of(result: TrialResult, transcript: Transcript | None) -> dict[str, Any]:
+        if redact is not None:
+            done = redact_trial(result, transcript, redact)
+            kinds.update(done.counts)
+            result, transcript = done.result, done.transcript
+        return trial_line(result, transcript)
+
     try:
         with _open(target, "wt") as fh:
             header = {
@@ -114,25 +136,35 @@ def export_run(store: Store, run_id: str, path: str | Path) -> dict[str, int]:
                 "exported_at": now_iso(),
                 "assay_version": _assay_version(),
             }
+            if redact is not None:
+                header["redacted"] = True
             _dump(fh, header)
-            for line in _trial_lines(store, run_id):
-                _dump(fh, {"kind": "trial", **line})
+            for result, transcript in _trials(store, run_id):
+                _dump(fh, {"kind": "trial", **line_of(result, transcript)})
                 trials += 1
             for number, data in store.load_attempts(run_id):
-                _dump(fh, {"kind": "attempt", "attempt": number, **unpack_line(data)})
+                line = unpack_line(data) if redact is None else line_of(*trial_from_line(unpack_line(data)))
+                _dump(fh, {"kind": "attempt", "attempt": number, **line})
                 attempts += 1
-            _dump(fh, {"kind": "end", "trials": trials, "attempts": attempts})
+            end: dict[str, Any] = {"kind": "end", "trials": trials, "attempts": attempts}
+            if redact is not None:
+                end["redacted"] = dict(sorted(kinds.items()))
+            _dump(fh, end)
     except OSError as exc:
         raise RecordError(f"cannot write the run record to {target}: {exc.strerror or exc}") from None
-    return {"trials": trials, "attempts": attempts}
+    counts: dict[str, Any] = {"trials": trials, "attempts": attempts}
+    if redact is not None:
+        counts["redacted_values"] = sum(kinds.values())
+        counts["redacted_kinds"] = dict(sorted(kinds.items()))
+    return counts
 
 
-def _trial_lines(store: Store, run_id: str) -> Iterator[dict[str, Any]]:
-    """Every trial of the run, whole, task by task (memory: one task's trials)."""
+def _trials(store: Store, run_id: str) -> Iterator[tuple[TrialResult, Transcript | None]]:
+    """Every trial of the run with its transcript, task by task (memory: one task's trials)."""
     for task_id in store.task_ids(run_id):
         transcripts = store.load_transcripts(run_id, task_id)
         for result in store.load_results(run_id, task_id):
-            yield trial_line(result, transcripts.get(result.trial_index))
+            yield result, transcripts.get(result.trial_index)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -2,7 +2,8 @@
 (Arize Phoenix, an OpenTelemetry Collector, Langfuse...) or to an OTLP-JSON file.
 
 Needs the ``otel`` extra (``pip install 'assay[otel]'``: opentelemetry-sdk,
-opentelemetry-exporter-otlp-proto-http). Span and trace ids are assay's own,
+opentelemetry-exporter-otlp-proto-http, openinference-semantic-conventions, whose
+constants name the OpenInference attributes set here). Span and trace ids are assay's own,
 derived from the run, task and trial (:mod:`assay.traces.spans`), so exporting the same
 run twice gives the same ids.
 """
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
 
-#: Resource attribute naming the Phoenix project the spans go to.
-PROJECT_ATTRIBUTE = "openinference.project.name"
 DEFAULT_PROJECT = "assay"
 
 
@@ -33,11 +32,12 @@ class OtelMissing(AssayError):
 
 def _require() -> None:
     try:
+        import openinference.semconv.trace  # noqa: F401
         import opentelemetry.sdk.trace  # noqa: F401
-    except ImportError:
+    except ImportError as exc:
         raise OtelMissing(
-            "exporting traces needs the OpenTelemetry SDK: pip install 'assay[otel]' "
-            "(opentelemetry-sdk, opentelemetry-exporter-otlp-proto-http)"
+            f"exporting traces needs the otel extra ({exc.name} is missing): pip install 'assay[otel]' "
+            "(opentelemetry-sdk, opentelemetry-exporter-otlp-proto-http, openinference-semantic-conventions)"
         ) from None
 
 
@@ -149,6 +149,7 @@ class OtelEmitter:
         resource: dict[str, Any] | None = None,
     ):
         _require()
+        from openinference.semconv.resource import ResourceAttributes
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
@@ -158,7 +159,7 @@ class OtelEmitter:
         attributes = {
             "service.name": "assay",
             "service.version": assay_version,
-            PROJECT_ATTRIBUTE: project,
+            ResourceAttributes.PROJECT_NAME: project,  # the Phoenix project the spans go to
             **(resource or {}),
         }
         self.provider: TracerProvider = TracerProvider(

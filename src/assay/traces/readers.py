@@ -19,6 +19,8 @@ from typing import Any
 
 from ..core.task import RecordedCall
 from ..errors import AssayError
+from .semconv import OpenInferenceSpanKindValues as Kind
+from .semconv import SpanAttributes as SA
 
 
 class TraceFileError(AssayError):
@@ -138,7 +140,7 @@ def _otlp_spans(doc: dict[str, Any]) -> Iterator[RawSpan]:
                     parent_id=s.get("parentSpanId") or None,
                     name=str(s.get("name", "")),
                     start=int(s.get("startTimeUnixNano") or 0) / 1e9,
-                    kind=str(attrs.get("openinference.span.kind", "")),
+                    kind=str(attrs.get(SA.OPENINFERENCE_SPAN_KIND, "")),
                     status_error=status.get("code") in (2, "STATUS_CODE_ERROR", "ERROR"),
                     attributes=flatten(attrs),
                 )
@@ -160,7 +162,7 @@ def _phoenix_span(s: dict[str, Any]) -> RawSpan:
     attrs = {k[len("attributes.") :]: v for k, v in flat.items() if k.startswith("attributes.")}
     if not attrs and isinstance(s.get("attributes"), dict):
         attrs = flatten(s["attributes"])
-    kind = str(s.get("span_kind") or attrs.get("openinference.span.kind") or "")
+    kind = str(s.get("span_kind") or attrs.get(SA.OPENINFERENCE_SPAN_KIND) or "")
     return RawSpan(
         trace_id=str(context.get("trace_id") or s.get("context.trace_id") or s.get("trace_id")),
         span_id=str(context.get("span_id") or s.get("context.span_id") or s.get("span_id")),
@@ -300,17 +302,17 @@ def conversations_of_spans(spans: list[RawSpan]) -> list[Conversation]:
 
 def _tool_call(s: RawSpan) -> RecordedCall:
     a = s.attributes
-    args = _json_value(a.get("input.value"))
+    args = _json_value(a.get(SA.INPUT_VALUE))
     if not isinstance(args, dict):
-        params = unflatten(a, "tool.parameters")
+        params = unflatten(a, SA.TOOL_PARAMETERS)
         args = _json_value(params) if params is not None else {}
     if not isinstance(args, dict):
         args = {}
-    output = a.get("output.value")
+    output = a.get(SA.OUTPUT_VALUE)
     error = bool(a.get("assay.tool.error")) or s.status_error
     caller = a.get("assay.tool.caller", "agent")
     return RecordedCall(
-        name=str(a.get("tool.name") or s.name),
+        name=str(a.get(SA.TOOL_NAME) or s.name),
         arguments=args,
         output="" if output is None else str(output),
         error=error,
@@ -343,8 +345,8 @@ def _assay_conversation(trace_id: str, spans: list[RawSpan]) -> Conversation | N
     )
     for s in spans:
         kind = s.attributes.get("assay.span.kind")
-        if kind == "user" and s.attributes.get("output.value") is not None:
-            conv.user_turns.append(str(s.attributes["output.value"]))
+        if kind == "user" and s.attributes.get(SA.OUTPUT_VALUE) is not None:
+            conv.user_turns.append(str(s.attributes[SA.OUTPUT_VALUE]))
         elif kind == "tool":
             conv.calls.append(_tool_call(s))
     conv.tools = _recorded_tools(spans)
@@ -360,7 +362,7 @@ def _messages(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
 
 def _recorded_tools(spans: list[RawSpan]) -> list[dict[str, Any]]:
     for s in spans:
-        tools = _json_value(unflatten(s.attributes, "llm.tools"))
+        tools = _json_value(unflatten(s.attributes, SA.LLM_TOOLS))
         if isinstance(tools, list) and tools:
             out = []
             for t in tools:
@@ -379,9 +381,11 @@ def _openinference_conversation(trace_id: str, spans: list[RawSpan]) -> Conversa
     conv = Conversation(trace_id, source={"trace_id": trace_id})
     best: list[dict[str, Any]] = []
     for s in spans:
-        if s.kind.upper() != "LLM":
+        if s.kind.upper() != Kind.LLM:
             continue
-        seen = _messages(s.attributes, "llm.input_messages") + _messages(s.attributes, "llm.output_messages")
+        seen = _messages(s.attributes, SA.LLM_INPUT_MESSAGES) + _messages(
+            s.attributes, SA.LLM_OUTPUT_MESSAGES
+        )
         if len(seen) >= len(best):
             best = seen
     if best:
@@ -391,7 +395,7 @@ def _openinference_conversation(trace_id: str, spans: list[RawSpan]) -> Conversa
         except TraceFileError:
             parsed = Conversation(trace_id)
         conv.user_turns, conv.calls = parsed.user_turns, parsed.calls
-    tool_spans = [_tool_call(s) for s in spans if s.kind.upper() == "TOOL"]
+    tool_spans = [_tool_call(s) for s in spans if s.kind.upper() == Kind.TOOL]
     if not conv.calls:
         conv.calls = tool_spans
     else:  # outputs the messages lacked, by order of calls of the same name
@@ -404,7 +408,7 @@ def _openinference_conversation(trace_id: str, spans: list[RawSpan]) -> Conversa
                 conv.calls[i] = call.model_copy(update={"output": t.output, "error": t.error})
     if not conv.user_turns:
         root = next((s for s in spans if s.parent_id is None), None)
-        text = root.attributes.get("input.value") if root is not None else None
+        text = root.attributes.get(SA.INPUT_VALUE) if root is not None else None
         if isinstance(text, str) and text:
             conv.user_turns = [text]
     conv.tools = _recorded_tools(spans)

@@ -17,18 +17,23 @@ from ..core.messages import Message
 from ..core.results import EXCLUDED_TERMINATIONS, GradeResult, RunInfo, TrialResult
 from ..core.transcript import Span, Transcript
 from .outspan import OutSpan, OutTrace, epoch_ns, ids, run_trace_id, trace_id_of
+from .semconv import MessageAttributes as MA
+from .semconv import OpenInferenceSpanKindValues as Kind
+from .semconv import SpanAttributes as SA
+from .semconv import ToolCallAttributes as TC
+from .semconv import message_key, tool_call_key
 
 #: OpenInference span kinds of assay's span kinds.
 KINDS = {
-    "trial": "AGENT",
-    "turn": "CHAIN",
-    "agent": "AGENT",
-    "llm": "LLM",
-    "tool": "TOOL",
-    "user": "CHAIN",
-    "grader": "CHAIN",
-    "evaluator": "EVALUATOR",
-    "run": "CHAIN",
+    "trial": Kind.AGENT,
+    "turn": Kind.CHAIN,
+    "agent": Kind.AGENT,
+    "llm": Kind.LLM,
+    "tool": Kind.TOOL,
+    "user": Kind.CHAIN,
+    "grader": Kind.CHAIN,
+    "evaluator": Kind.EVALUATOR,
+    "run": Kind.CHAIN,
 }
 #: The attribute that says a span's content was redacted before it left.
 REDACTED_ATTRIBUTE = "assay.redacted"
@@ -43,19 +48,18 @@ def _message_attributes(prefix: str, messages: Iterable[Message]) -> dict[str, A
     """OpenInference's flattened messages: ``PREFIX.i.message.role`` ..."""
     out: dict[str, Any] = {}
     for i, m in enumerate(messages):
-        p = f"{prefix}.{i}.message."
-        out[p + "role"] = m.role
+        out[message_key(prefix, i, MA.MESSAGE_ROLE)] = m.role
         if m.content:
-            out[p + "content"] = m.content
+            out[message_key(prefix, i, MA.MESSAGE_CONTENT)] = m.content
         if m.tool_call_id:
-            out[p + "tool_call_id"] = m.tool_call_id
+            out[message_key(prefix, i, MA.MESSAGE_TOOL_CALL_ID)] = m.tool_call_id
         if m.name:
-            out[p + "name"] = m.name
+            out[message_key(prefix, i, MA.MESSAGE_NAME)] = m.name
+        p = f"{prefix}.{i}"
         for j, call in enumerate(m.tool_calls):
-            q = f"{p}tool_calls.{j}.tool_call."
-            out[q + "id"] = call.id
-            out[q + "function.name"] = call.name
-            out[q + "function.arguments"] = _json(call.arguments)
+            out[tool_call_key(p, j, TC.TOOL_CALL_ID)] = call.id
+            out[tool_call_key(p, j, TC.TOOL_CALL_FUNCTION_NAME)] = call.name
+            out[tool_call_key(p, j, TC.TOOL_CALL_FUNCTION_ARGUMENTS_JSON)] = _json(call.arguments)
     return out
 
 
@@ -104,7 +108,7 @@ def trial_spans(info: RunInfo, result: TrialResult, transcript: Transcript | Non
         start = t0 + int(s.start * 1e9)
         end = t0 + int((s.end if s.end is not None else s.start) * 1e9)
         span = OutSpan(s.id, s.parent, s.name, s.kind, start, max(start, end), error=s.error)
-        span.attributes["openinference.span.kind"] = KINDS.get(s.kind, "CHAIN")
+        span.attributes[SA.OPENINFERENCE_SPAN_KIND] = KINDS.get(s.kind, Kind.CHAIN)
         span.attributes["assay.span.kind"] = s.kind
         if s.kind == "trial":
             _trial(span, info, result, transcript)
@@ -120,10 +124,10 @@ def trial_spans(info: RunInfo, result: TrialResult, transcript: Transcript | Non
             index = cursor.take(cursor.user) if s.error is None else None
             span.name = "user"
             if index is not None:
-                span.content["output.value"] = msgs[index].content
+                span.content[SA.OUTPUT_VALUE] = msgs[index].content
                 before = [m for m in msgs[:index] if m.role == "assistant" and m.content]
                 if before:
-                    span.content["input.value"] = before[-1].content
+                    span.content[SA.INPUT_VALUE] = before[-1].content
         elif s.kind == "tool":
             _tool(span, s, msgs, cursor.results)
         elif s.kind == "llm":
@@ -168,7 +172,7 @@ def _trial(span: OutSpan, info: RunInfo, result: TrialResult, transcript: Transc
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": info.config.agent,
             "gen_ai.conversation.id": f"{result.run_id}/{result.task_id}/{result.trial_index}",
-            "user.id": info.config.user,
+            SA.USER_ID: info.config.user,
         }
     )
     optional = {
@@ -179,16 +183,16 @@ def _trial(span: OutSpan, info: RunInfo, result: TrialResult, transcript: Transc
         "assay.timezone": result.timezone,
         "assay.env_version": result.env_version or None,
         "assay.cost_usd": result.cost_usd,
-        "llm.token_count.prompt": result.input_tokens,
-        "llm.token_count.completion": result.output_tokens,
+        SA.LLM_TOKEN_COUNT_PROMPT: result.input_tokens,
+        SA.LLM_TOKEN_COUNT_COMPLETION: result.output_tokens,
         "gen_ai.usage.input_tokens": result.input_tokens,
         "gen_ai.usage.output_tokens": result.output_tokens,
         "gen_ai.request.model": result.model_id,
     }
     a.update({k: v for k, v in optional.items() if v is not None})
     if result.input_tokens is not None and result.output_tokens is not None:
-        a["llm.token_count.total"] = result.input_tokens + result.output_tokens
-    a["metadata"] = _json(
+        a[SA.LLM_TOKEN_COUNT_TOTAL] = result.input_tokens + result.output_tokens
+    a[SA.METADATA] = _json(
         {
             "run_id": result.run_id,
             "task_id": result.task_id,
@@ -199,13 +203,13 @@ def _trial(span: OutSpan, info: RunInfo, result: TrialResult, transcript: Transc
             "suite": result.suite_name,
         }
     )
-    a["tag.tags"] = [t for t in (result.suite_name, result.termination, _reward_tag(result.reward)) if t]
+    a[SA.TAG_TAGS] = [t for t in (result.suite_name, result.termination, _reward_tag(result.reward)) if t]
     users = [m.content for m in transcript.messages if m.role == "user"]
     said = [m.content for m in transcript.messages if m.role == "assistant" and m.content]
     if users:
-        span.content["input.value"] = users[0]
+        span.content[SA.INPUT_VALUE] = users[0]
     if said:
-        span.content["output.value"] = said[-1]
+        span.content[SA.OUTPUT_VALUE] = said[-1]
     error = result.outcome.error if result.outcome is not None else None
     if result.termination in _ERROR_TERMINATIONS:
         span.error = error or result.termination
@@ -221,18 +225,18 @@ def _agent(span: OutSpan, s: Span, info: RunInfo, msgs: list[Message], index: in
     span.name = "agent step"
     span.attributes["gen_ai.operation.name"] = "invoke_agent"
     span.attributes["gen_ai.agent.name"] = info.config.agent
-    span.attributes["agent.name"] = info.config.agent
+    span.attributes[SA.AGENT_NAME] = info.config.agent
     for key in ("respond_s", "dropped_tool_calls"):
         if key in s.attributes:
             span.attributes[f"assay.{key}"] = s.attributes[key]
     if index is None:
         return
     if index > 0:
-        span.content["input.value"] = msgs[index - 1].content
+        span.content[SA.INPUT_VALUE] = msgs[index - 1].content
     m = msgs[index]
-    span.content["output.value"] = _assistant_output(m)
+    span.content[SA.OUTPUT_VALUE] = _assistant_output(m)
     if m.tool_calls:
-        span.attributes["output.mime_type"] = "application/json"
+        span.attributes[SA.OUTPUT_MIME_TYPE] = "application/json"
 
 
 def _tool(span: OutSpan, s: Span, msgs: list[Message], results: dict[str | None, int]) -> None:
@@ -240,29 +244,29 @@ def _tool(span: OutSpan, s: Span, msgs: list[Message], results: dict[str | None,
     a = span.attributes
     a.update(
         {
-            "tool.name": s.name,
+            SA.TOOL_NAME: s.name,
             "gen_ai.tool.name": s.name,
             "gen_ai.operation.name": "execute_tool",
-            "input.mime_type": "application/json",
+            SA.INPUT_MIME_TYPE: "application/json",
             "assay.tool.caller": s.attributes.get("caller", "agent"),
         }
     )
     span.name = s.name
     call_id = s.attributes.get("call_id")
     if call_id:
-        a["tool.id"] = a["gen_ai.tool.call.id"] = call_id
+        a[SA.TOOL_ID] = a["gen_ai.tool.call.id"] = call_id
     for key in ("error", "fault", "replay", "malformed"):
         if key in s.attributes:
             a[f"assay.tool.{key}"] = s.attributes[key]
-    span.content["tool.parameters"] = span.content["input.value"] = _json(args)
+    span.content[SA.TOOL_PARAMETERS] = span.content[SA.INPUT_VALUE] = _json(args)
     index = results.get(call_id) if call_id else None
     if index is not None:
         result = msgs[index]
-        span.content["output.value"] = result.content
+        span.content[SA.OUTPUT_VALUE] = result.content
         if result.error and span.error is None:
             span.error = result.content
     elif s.attributes.get("malformed"):
-        span.content["output.value"] = str(s.attributes["malformed"])
+        span.content[SA.OUTPUT_VALUE] = str(s.attributes["malformed"])
 
 
 def _llm(span: OutSpan, s: Span, msgs: list[Message], index: int | None) -> None:
@@ -271,7 +275,7 @@ def _llm(span: OutSpan, s: Span, msgs: list[Message], index: int | None) -> None
     a = span.attributes
     a.update(
         {
-            "llm.model_name": model,
+            SA.LLM_MODEL_NAME: model,
             "gen_ai.request.model": model,
             "gen_ai.operation.name": "chat",
             "assay.llm.role": attrs.get("role"),
@@ -280,24 +284,24 @@ def _llm(span: OutSpan, s: Span, msgs: list[Message], index: int | None) -> None
         }
     )
     if provider:
-        a["llm.provider"] = a["llm.system"] = a["gen_ai.provider.name"] = a["gen_ai.system"] = provider
+        a[SA.LLM_PROVIDER] = a[SA.LLM_SYSTEM] = a["gen_ai.provider.name"] = a["gen_ai.system"] = provider
     tin, tout, cache = attrs.get("input_tokens"), attrs.get("output_tokens"), attrs.get("cache_read_tokens")
     if tin is not None:
-        a["llm.token_count.prompt"] = a["gen_ai.usage.input_tokens"] = tin
+        a[SA.LLM_TOKEN_COUNT_PROMPT] = a["gen_ai.usage.input_tokens"] = tin
     if tout is not None:
-        a["llm.token_count.completion"] = a["gen_ai.usage.output_tokens"] = tout
+        a[SA.LLM_TOKEN_COUNT_COMPLETION] = a["gen_ai.usage.output_tokens"] = tout
     if tin is not None and tout is not None:
-        a["llm.token_count.total"] = tin + tout
+        a[SA.LLM_TOKEN_COUNT_TOTAL] = tin + tout
     if cache:
-        a["llm.token_count.prompt_details.cache_read"] = cache
+        a[SA.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ] = cache
     if attrs.get("cost_usd") is not None:
-        a["llm.cost.total"] = attrs["cost_usd"]
+        a[SA.LLM_COST_TOTAL] = attrs["cost_usd"]
     if attrs.get("ttft_s") is not None:
         a["assay.llm.ttft_s"] = attrs["ttft_s"]
     if attrs.get("source"):
         a["assay.llm.source"] = attrs["source"]
     for key, name in (
-        ("prompt_template", "llm.prompt_template.version"),
+        ("prompt_template", SA.LLM_PROMPT_TEMPLATE_VERSION),
         ("system_hash", "assay.prompt.system_hash"),
         ("tools_hash", "assay.prompt.tools_hash"),
     ):
@@ -305,11 +309,11 @@ def _llm(span: OutSpan, s: Span, msgs: list[Message], index: int | None) -> None
             a[name] = attrs[key]
     if index is not None:  # an agent step's call: what the model saw and said
         before = msgs[:index]
-        span.content.update(_message_attributes("llm.input_messages", before))
-        span.content.update(_message_attributes("llm.output_messages", [msgs[index]]))
+        span.content.update(_message_attributes(SA.LLM_INPUT_MESSAGES, before))
+        span.content.update(_message_attributes(SA.LLM_OUTPUT_MESSAGES, [msgs[index]]))
         if before:
-            span.content["input.value"] = before[-1].content
-        span.content["output.value"] = _assistant_output(msgs[index])
+            span.content[SA.INPUT_VALUE] = before[-1].content
+        span.content[SA.OUTPUT_VALUE] = _assistant_output(msgs[index])
 
 
 def _evaluator(key: int, grading: OutSpan | None, root: OutSpan, grade: GradeResult) -> OutSpan:
@@ -318,7 +322,7 @@ def _evaluator(key: int, grading: OutSpan | None, root: OutSpan, grade: GradeRes
     a = span.attributes
     a.update(
         {
-            "openinference.span.kind": "EVALUATOR",
+            SA.OPENINFERENCE_SPAN_KIND: Kind.EVALUATOR,
             "assay.span.kind": "evaluator",
             "assay.grade.kind": grade.kind,
             "assay.grade.gating": grade.gating,
@@ -340,7 +344,7 @@ def _evaluator(key: int, grading: OutSpan | None, root: OutSpan, grade: GradeRes
     if grade.judge_model:
         a["assay.grade.judge_model"] = grade.judge_model
     if grade.reason:
-        span.content["output.value"] = span.content["gen_ai.evaluation.explanation"] = grade.reason
+        span.content[SA.OUTPUT_VALUE] = span.content["gen_ai.evaluation.explanation"] = grade.reason
     return span
 
 
@@ -355,11 +359,11 @@ def _turn_io(spans: list[OutSpan], msgs: list[Message]) -> None:
             continue
         kids = children.get(s.key, [])
         user = next((k for k in kids if k.kind == "user"), None)
-        if user is not None and "output.value" in user.content:
-            s.content["input.value"] = user.content["output.value"]
-        steps = [k for k in kids if k.kind == "agent" and "output.value" in k.content]
+        if user is not None and SA.OUTPUT_VALUE in user.content:
+            s.content[SA.INPUT_VALUE] = user.content[SA.OUTPUT_VALUE]
+        steps = [k for k in kids if k.kind == "agent" and SA.OUTPUT_VALUE in k.content]
         if steps:
-            s.content["output.value"] = steps[-1].content["output.value"]
+            s.content[SA.OUTPUT_VALUE] = steps[-1].content[SA.OUTPUT_VALUE]
 
 
 def run_span(info: RunInfo, results: list[TrialResult] | None = None) -> OutSpan:
@@ -370,7 +374,7 @@ def run_span(info: RunInfo, results: list[TrialResult] | None = None) -> OutSpan
     a = span.attributes
     a.update(
         {
-            "openinference.span.kind": "CHAIN",
+            SA.OPENINFERENCE_SPAN_KIND: Kind.CHAIN,
             "assay.span.kind": "run",
             "assay.run_id": info.run_id,
             "assay.suite.name": info.suite_name,
