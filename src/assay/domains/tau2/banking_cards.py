@@ -10,7 +10,7 @@ from typing import Any
 
 from .banking import KNOWLEDGE
 from .banking_models import get_today_str
-from .banking_query import exists, record, validate_pin
+from .banking_query import exists, record
 from .toolkit import Tau2Context
 
 DEFAULT_ATM_LIMITS = {
@@ -209,91 +209,6 @@ def clear_debit_card_fraud_alert_4892(ctx: Tau2Context, card_id: str, reason: st
         "Remind the customer to review recent transactions and report any unauthorized charges.",
     ]
     return "\n".join(result_parts)
-
-
-_PIN_CHANGED = [
-    "",
-    "The new PIN is effective immediately.",
-    "Customer can use the new PIN for ATM withdrawals and point-of-sale transactions.",
-    "",
-    "Security reminder: Never share your PIN with anyone.",
-]
-
-
-@KNOWLEDGE.discoverable_tool(write=True)
-def reset_debit_card_pin_6284(ctx: Tau2Context, card_id: str, last_4_digits: str, new_pin: str) -> str:
-    """Reset a debit card PIN when the customer has forgotten it.
-
-    Args:
-        card_id (string): The debit card ID to reset PIN for
-        last_4_digits (string): Last 4 digits of the card number (for verification)
-        new_pin (string): The new 4-digit PIN chosen by the customer
-
-    Returns:
-        Debit card PIN reset successfully.
-    """
-    if not all([card_id, last_4_digits, new_pin]):
-        return "Error: Missing required parameters. Required: card_id, last_4_digits, new_pin."
-    if not last_4_digits.isdigit() or len(last_4_digits) != 4:
-        return "Error: Last 4 digits must be exactly 4 digits."
-    pin_error = validate_pin(new_pin)
-    if pin_error:
-        return f"Error: {pin_error}"
-    if not exists(ctx, "debit_cards", card_id):
-        return f"Error: Debit card '{card_id}' not found."
-    card = record(ctx, "debit_cards", card_id)
-    if card.get("last_4_digits") != last_4_digits:
-        return "Error: Card verification failed. The last 4 digits do not match our records."
-    if card.get("status") != "ACTIVE":
-        return f"Error: Cannot reset PIN. Card status is {card.get('status')}. Only ACTIVE cards can have their PIN reset."
-    card["pin_last_changed"] = get_today_str()
-    card["pin_locked"] = False
-    card["pin_attempts_remaining"] = 3
-    result_parts = [
-        "Debit Card PIN Reset Successfully",
-        f"Card ID: {card_id}",
-        f"PIN Changed: {get_today_str()}",
-        "",
-        "The new PIN is effective immediately.",
-        "Your card has been unlocked and is ready to use.",
-        *_PIN_CHANGED[2:],
-    ]
-    return "\n".join(result_parts)
-
-
-@KNOWLEDGE.discoverable_tool(write=True)
-def change_debit_card_pin_6285(ctx: Tau2Context, card_id: str, current_pin: str, new_pin: str) -> str:
-    """Change a debit card PIN when the customer knows their current PIN.
-
-    Args:
-        card_id (string): The debit card ID to change PIN for
-        current_pin (string): The customer's current 4-digit PIN
-        new_pin (string): The new 4-digit PIN chosen by the customer
-
-    Returns:
-        Debit card PIN changed successfully.
-    """
-    if not all([card_id, current_pin, new_pin]):
-        return "Error: Missing required parameters. Required: card_id, current_pin, new_pin."
-    if not current_pin.isdigit() or len(current_pin) != 4:
-        return "Error: Current PIN must be exactly 4 digits."
-    pin_error = validate_pin(new_pin)
-    if pin_error:
-        return f"Error: {pin_error}"
-    if current_pin == new_pin:
-        return "Error: New PIN must be different from current PIN."
-    if not exists(ctx, "debit_cards", card_id):
-        return f"Error: Debit card '{card_id}' not found."
-    card = record(ctx, "debit_cards", card_id)
-    if card.get("status") != "ACTIVE":
-        return f"Error: Cannot change PIN. Card status is {card.get('status')}. Only ACTIVE cards can have their PIN changed."
-    card["pin_last_changed"] = get_today_str()
-    result_parts = [
-        "Debit Card PIN Changed Successfully",
-        f"Card ID: {card_id}",
-        f"PIN Changed: {get_today_str()}",
-    ]
-    return "\n".join([*result_parts, *_PIN_CHANGED])
 
 
 @KNOWLEDGE.discoverable_tool()

@@ -75,13 +75,16 @@ def _banking() -> DomainSpec:
     from . import (  # noqa: F401 (register the discoverable tools)
         banking,
         banking_accounts,
+        banking_activation,
         banking_cards,
         banking_corrections,
         banking_credit,
         banking_debit,
+        banking_discovery,
         banking_disputes,
         banking_limits,
         banking_user,
+        banking_user_actions,
     )
 
     return DomainSpec(
