@@ -45,7 +45,7 @@ SLOW = {
     "docs/lifecycle.md": "perturbations and two flag matrices of the retail suite",
     "docs/scale.md": "a Ray started for one run",
     "docs/rankings.md": "tournaments of several retail runs, Elo and Bradley-Terry with intervals",
-    "docs/tau2.md": "tau2's four domains imported and run, recorded simulations re-graded",
+    "docs/tau2.md": "tau2's five domains imported and run, recorded simulations re-graded",
 }
 
 

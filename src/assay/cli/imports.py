@@ -51,7 +51,9 @@ def import_tau2_command(
     domain: Annotated[
         str,
         typer.Option(
-            "--domain", help="airline, retail, telecom, telecom-workflow, mock or banking_knowledge."
+            "--domain",
+            help="airline, retail, telecom, telecom-workflow, mock, banking_knowledge, or "
+            "banking_knowledge-rag (the retrieval-only suite).",
         ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the suite to.")],
@@ -66,7 +68,7 @@ def import_tau2_command(
     from .app import print_json
 
     report = import_tau2(path, domain, out)
-    if not isinstance(report, ImportReport):  # another importer (banking_knowledge) answered
+    if not isinstance(report, ImportReport):  # another importer (banking_knowledge-rag) answered
         if as_json:
             print_json({"domain": domain, "out": str(out), "result": str(report)})
         else:

@@ -194,6 +194,12 @@ class Database:
         self._check(table)
         return iter(list(self._layer.merged(table).values()))
 
+    def items(self, table: str) -> Iterator[tuple[str, Record]]:
+        """``(key, record)`` of every record of ``table`` in insertion order (read-only
+        records): for tables whose records do not carry their own key."""
+        self._check(table)
+        return iter(list(self._layer.merged(table).items()))
+
     def count(self, table: str) -> int:
         self._check(table)
         return len(self._layer.merged(table))

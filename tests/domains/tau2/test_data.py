@@ -34,7 +34,7 @@ def test_folder_layouts(data_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(Tau2DataError, match="no tau2 data for domain 'mock'"):
         find_domain_folder(tmp_path, "mock")
     with pytest.raises(Tau2DataError, match="is not ported"):
-        tau2_domain("banking_knowledge", data_dir)
+        tau2_domain("banking", data_dir)
 
 
 def test_loaded_once_and_shared(data_dir: Path, airline: Tau2Domain) -> None:

@@ -185,8 +185,12 @@ def test_cli_import(data_dir: Path, tmp_path: Path) -> None:
             proc.returncode == 2 and "banking_knowledge cannot be imported by this assay yet" in proc.stderr
         )
         assert "Traceback" not in proc.stderr
-    else:  # this assay has the banking_knowledge importer: the CLI reaches it
+    else:  # the full suite (its tools and reward: test_banking.py); the retrieval-only one
         assert proc.returncode == 0, proc.stderr
-        assert (tmp_path / "b" / "suite.yaml").is_file()
+        assert "name: tau2-banking_knowledge\n" in (tmp_path / "b" / "suite.yaml").read_text()
+        out = str(tmp_path / "r")
+        rag = _cli("import", "tau2", str(data_dir), "--domain", "banking_knowledge-rag", "-o", out)
+        assert rag.returncode == 0, rag.stderr
+        assert "name: tau2-banking-knowledge\n" in (tmp_path / "r" / "suite.yaml").read_text()
     proc = _cli("import", "tau2", str(tmp_path), "--domain", "airline", "-o", str(tmp_path / "a"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

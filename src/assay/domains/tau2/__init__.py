@@ -1,4 +1,4 @@
-"""tau2-bench's airline, retail, telecom and mock domains, ported to assay.
+"""tau2-bench's airline, retail, telecom, mock and banking_knowledge domains, ported to assay.
 
 assay's own implementation of tau2's tools (same names, descriptions, schemas, outputs,
 errors and state changes), reading its data from a tau2 data folder at run time, plus

@@ -41,16 +41,17 @@ class KnowledgeBaseError(AssayError):
 
 
 def find_banking_dir(path: str | Path) -> Path:
-    """The ``banking_knowledge`` folder of ``path``: the folder itself, a tau2 data folder
+    """The ``banking_knowledge`` folder of ``path``: the folder itself (``documents/`` next
+    to ``tasks.json`` or ``db.json``: an imported suite's ``data``), a tau2 data folder
     (``domains/banking_knowledge``) or a tau2 checkout (``data/domains/...``)."""
     base = Path(path).expanduser()
     candidates = [base, base / "domains" / DOMAIN_DIR, base / "data" / "domains" / DOMAIN_DIR]
     candidates.append(base / "data" / "tau2" / "domains" / DOMAIN_DIR)  # a tau2-bench checkout
     for folder in candidates:
-        if (folder / "documents").is_dir() and (folder / "tasks.json").is_file():
+        if (folder / "documents").is_dir() and any((folder / f).is_file() for f in ("tasks.json", "db.json")):
             return folder.resolve()
     raise KnowledgeBaseError(
-        f"{base}: not a tau2 banking_knowledge folder (no documents/ and tasks.json in it, "
+        f"{base}: not a tau2 banking_knowledge folder (no documents/ and tasks.json or db.json in it, "
         f"nor in domains/{DOMAIN_DIR} or data/domains/{DOMAIN_DIR} below it)"
     )
 

@@ -14,7 +14,9 @@ out; the full scenario is kept as the LLM user's instructions), tau2's
 ``required_documents`` as the gold of a gating ``retrieval`` grader, a gating
 ``citations`` grader, and non-gating ``groundedness`` and ``faithfulness`` graders.
 tau2's transactional tools and its DB / ACTION reward are not part of this suite: it
-grades retrieval and the answer, not the account operations.
+grades retrieval and the answer, not the account operations (``assay import tau2
+--domain banking_knowledge-rag`` writes it). The full domain, with tau2's tools and
+reward, is the port in :mod:`.banking` (``--domain banking_knowledge``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ functions are tau2's toolkit functions (``assert_*``), for ``env_assert``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -109,7 +109,7 @@ class Tau2Domain(GoldStateDomain, AssertionDomain):
         spec = loaded.spec
         tools = [*spec.tools.tools, *(spec.user_tools.tools if spec.user_tools is not None else [])]
         self.toolkit = Toolkit(tools)
-        self._initial: dict[str, State] = {}
+        self._initial: dict[str, tuple[State, dict[str, Any]]] = {}
 
     def base_state(self, seed: int) -> Database:
         """The domain's database as the data folder holds it (the same for every seed)."""
@@ -119,18 +119,39 @@ class Tau2Domain(GoldStateDomain, AssertionDomain):
         """A fresh, not yet reset environment for an assay task (its initial state and
         user tools from the task's own fields). tau2 domains keep their own fixed "now",
         so ``now`` is not used."""
-        return self.environment_for(tau2_initial_state(task), user_tools=task.user_tools)
+        options = self.options_for((a.name, a.args) for a in task.reference.actions)
+        return self.environment_for(tau2_initial_state(task), user_tools=task.user_tools, options=options)
 
     def environment_for(
-        self, initial_state: InitialState | None = None, *, user_tools: list[str] | None = None
+        self,
+        initial_state: InitialState | None = None,
+        *,
+        user_tools: list[str] | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> Tau2Environment:
         """A fresh, not yet reset environment starting from ``initial_state``; the state
-        after an initial state is computed once and shared by later environments."""
-        return Tau2Environment(self.loaded, initial_state, user_tools=user_tools, cache=self._initial)
+        after an initial state is computed once and shared by later environments.
+        ``options``: what the task's gold actions imply (:meth:`options_for`)."""
+        return Tau2Environment(
+            self.loaded, initial_state, user_tools=user_tools, cache=self._initial, options=options
+        )
+
+    def options_for(self, gold_actions: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+        """The environment options a task's gold actions ``(name, arguments)`` imply, as
+        tau2's runner derives them (banking: the ``read_log_allowlist``); none elsewhere."""
+        derive = self.loaded.spec.options
+        return derive(list(gold_actions)) if derive is not None else {}
+
+    def task_options(self, task: Task) -> dict[str, Any]:
+        """:meth:`options_for` a tau2 task's gold actions."""
+        actions = task.evaluation_criteria.actions if task.evaluation_criteria is not None else None
+        return self.options_for((a.name, a.arguments) for a in actions or [])
 
     def task_environment(self, task: Task, seed: int = 0) -> Tau2Environment:
         """A reset environment for a tau2 task (its ``initial_state`` applied)."""
-        env = self.environment_for(task.initial_state, user_tools=task.user_tools)
+        env = self.environment_for(
+            task.initial_state, user_tools=task.user_tools, options=self.task_options(task)
+        )
         env.reset(seed)
         return env
 
@@ -195,7 +216,7 @@ class Tau2Domain(GoldStateDomain, AssertionDomain):
 
 def tau2_domain(name: str, data_dir: Path | str) -> Tau2Domain:
     """The tau2 domain ``name`` (``airline``, ``retail``, ``telecom``,
-    ``telecom-workflow`` or ``mock``) with its data read from ``data_dir`` (a folder
+    ``telecom-workflow``, ``mock`` or ``banking_knowledge``) with its data read from ``data_dir`` (a folder
     holding ``domains/``, a tau2 checkout, or the domain's own folder). Data are read
     once per process; later calls share them."""
     loaded = load_domain(name, data_dir)

@@ -14,7 +14,9 @@ protocol with tau2's semantics (``tau2.environment.Environment``).
 
 from __future__ import annotations
 
+import copy
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from ...core.hashing import stable_hash
@@ -37,7 +39,8 @@ class Tau2Environment:
         initial_state: InitialState | None = None,
         *,
         user_tools: list[str] | None = None,
-        cache: dict[str, State] | None = None,
+        cache: dict[str, tuple[State, dict[str, Any]]] | None = None,
+        options: Mapping[str, Any] | None = None,
     ):
         self.loaded = loaded
         self.spec = loaded.spec
@@ -45,9 +48,19 @@ class Tau2Environment:
         self.initial_state = initial_state
         self.user_tool_names = user_tools
         self._cache = cache if cache is not None else {}
+        self.options: dict[str, Any] = {"folder": loaded.folder, **(options or {})}
+        """What tau2 fixes when it builds the environment: the data folder, banking's
+        ``read_log_allowlist``."""
+        self.session: dict[str, Any] = {}
+        """What tau2's toolkit objects remember outside the database (banking: the
+        unlocked and given discoverable tools); reset with the environment."""
         self._agent: dict[str, Tau2Tool] = {t.name: t for t in self.spec.tools.tools}
-        self._user: dict[str, Tau2Tool] | None = (
-            {t.name: t for t in self.spec.user_tools.tools} if self.spec.user_tools is not None else None
+        user = self.spec.user_tools
+        self._user: dict[str, Tau2Tool] | None = {t.name: t for t in user.tools} if user is not None else None
+        # discoverable tools: callable by name (tau2's use_tool finds them), never offered
+        self._agent_all = {**self._agent, **self.spec.tools.discoverable}
+        self._user_all = (
+            {**self._user, **user.discoverable} if user is not None and self._user is not None else None
         )
         self.rng = random.Random(0)
         self.db = Database(self.spec.keys, loaded.base)
@@ -56,7 +69,9 @@ class Tau2Environment:
     def reset(self, seed: int) -> None:
         """The task's initial state (computed once per initial state, then shared)."""
         self.rng = random.Random(seed)
-        self.db = Database(self.spec.keys, self._start())
+        state, session = self._start()
+        self.db = Database(self.spec.keys, state)
+        self.session = copy.deepcopy(session)
 
     def tools(self, for_: Caller = "agent") -> list[ToolSpec]:
         if for_ == "user":
@@ -78,21 +93,25 @@ class Tau2Environment:
         return self.db.snapshot()
 
     def write_tools(self) -> set[str]:
-        tools = [*self._agent.values(), *(self._user or {}).values()]
+        tools = [*self._agent_all.values(), *(self._user_all or {}).values()]
         return {t.name for t in tools if t.write}
+
+    def context(self, requestor: str = "assistant") -> Tau2Context:
+        """A context for one call on ``requestor``'s side."""
+        return Tau2Context(self.db, self.rng, caller_of(requestor), self.session, self.options)
 
     # --- tau2 semantics -----------------------------------------------------------------
     def make_tool_call(self, name: str, args: dict[str, Any], requestor: str = "assistant") -> Any:
         """Run a tool without synchronising or rendering (tau2's ``make_tool_call``)."""
         if requestor == "user":
-            if self._user is None:
+            if self._user_all is None:
                 raise ToolError("User tools not available")
-            tool = self._user.get(name)
+            tool = self._user_all.get(name)
         else:
-            tool = self._agent.get(name)
+            tool = self._agent_all.get(name)
         if tool is None:
             raise InvalidToolCall(f"Tool '{name}' not found.")
-        return tool.run(Tau2Context(self.db, self.rng, caller_of(requestor)), args)
+        return tool.run(self.context(requestor), args)
 
     def response(self, call: ToolCall) -> tuple[str, bool]:
         """The tool message tau2 would write for ``call``: ``(content, error)``."""
@@ -105,18 +124,18 @@ class Tau2Environment:
         """tau2's ``sync_tools`` (telecom: the phone follows the agent's database)."""
         if self.spec.sync is None:
             return
-        ctx = Tau2Context(self.db, self.rng)
+        ctx = self.context()
         try:
             self.spec.sync(ctx)
         finally:
             ctx.commit()
 
     def has_tool(self, name: str) -> bool:
-        return name in self._agent or (self._user is not None and name in self._user)
+        return name in self._agent_all or (self._user_all is not None and name in self._user_all)
 
     def mutates(self, name: str) -> bool:
         """tau2's ``mutates_state`` of a tool (True for unknown names, as tau2 assumes)."""
-        tool = self._agent.get(name) or (self._user or {}).get(name)
+        tool = self._agent_all.get(name) or (self._user_all or {}).get(name)
         return True if tool is None else tool.write
 
     def run_function(self, call: EnvFunctionCall) -> Any:
@@ -124,8 +143,7 @@ class Tau2Environment:
         toolkit = self.spec.user_tools if call.env_type == "user" else self.spec.tools
         if toolkit is None:
             raise AttributeError(f"'NoneType' object has no attribute '{call.func_name}'")
-        ctx = Tau2Context(self.db, self.rng, caller_of(call.env_type))
-        result = toolkit.call_function(ctx, call.func_name, call.arguments)
+        result = toolkit.call_function(self.context(call.env_type), call.func_name, call.arguments)
         self.sync()
         return result
 
@@ -148,9 +166,10 @@ class Tau2Environment:
             if data.agent_data is not None:
                 apply_update(self.db, self.spec.db, data.agent_data)
             if data.user_data is not None:
-                if self.spec.user_db is None:
+                user_db = self.spec.db if self.spec.shared_db else self.spec.user_db
+                if user_db is None:
                     raise Tau2DataError(f"{where}: domain {self.loaded.name} has no user database to update")
-                apply_update(self.db, self.spec.user_db, data.user_data)
+                apply_update(self.db, user_db, data.user_data)
         for action in (initial.initialization_actions or []) if initial is not None else []:
             self.run_function(action)
         for index, call, recorded in tool_call_pairs(history or [], where):
@@ -164,17 +183,18 @@ class Tau2Environment:
                 )
         self.sync()
 
-    def _start(self) -> State:
+    def _start(self) -> tuple[State, dict[str, Any]]:
         initial = self.initial_state or InitialState()
         if initial.is_empty() and self.spec.sync is None:
-            return self.loaded.base
-        key = stable_hash(initial.model_dump(mode="json"), 32)
-        state = self._cache.get(key)
-        if state is None:
-            fresh = Tau2Environment(self.loaded)
+            return self.loaded.base, {}
+        options = {k: v for k, v in self.options.items() if k != "folder"}  # the folder is the domain's
+        key = stable_hash([initial.model_dump(mode="json"), options], 32)
+        start = self._cache.get(key)
+        if start is None:
+            fresh = Tau2Environment(self.loaded, options=self.options)
             fresh.set_state(initial, initial.message_history)
-            state = self._cache[key] = fresh.db.snapshot()
-        return state
+            start = self._cache[key] = (fresh.db.snapshot(), fresh.session)
+        return start
 
 
 __all__ = ["Tau2Environment"]

@@ -125,7 +125,9 @@ def gold_environment(
 ) -> tuple[Tau2Environment, list[tuple[int, str]]]:
     """The environment after the task's initial state and its gold actions, and the
     gold actions that failed (ignored, as tau2 ignores them)."""
-    env = domain.environment_for(task.initial_state, user_tools=task.user_tools)
+    env = domain.environment_for(
+        task.initial_state, user_tools=task.user_tools, options=domain.task_options(task)
+    )
     env.reset(seed)
     errors: list[tuple[int, str]] = []
     actions = task.evaluation_criteria.actions if task.evaluation_criteria is not None else None
@@ -145,7 +147,9 @@ def check_environment(
     criteria = task.evaluation_criteria
     if criteria is None or (criteria.actions is None and criteria.env_assertions is None):
         return EnvironmentResult(DbCheck(True, True, True))
-    predicted = domain.environment_for(_without_history(task.initial_state), user_tools=task.user_tools)
+    predicted = domain.environment_for(
+        _without_history(task.initial_state), user_tools=task.user_tools, options=domain.task_options(task)
+    )
     predicted.reset(PREDICTED_SEED)
     replay_trajectory(predicted, messages, source or f"task {task.id}")
     gold, errors = gold_environment(domain, task)

@@ -18,7 +18,12 @@ an assay task:
   ENV_ASSERTION → ``env_assert`` (``env_assertions``), COMMUNICATE → ``communicate`` in
   tau2 mode, ACTION → ``actions`` with tau2's rule, NL_ASSERTION → a ``judge`` with one
   veto item per assertion (``nl_assertions``; skipped without ``--judge``);
-- ``split``: tau2's ``train`` → ``regression``, ``test`` → ``holdout`` (others: regression).
+- ``split``: tau2's ``train`` → ``regression``, ``test`` → ``holdout`` (others: regression);
+- banking_knowledge: the task's ``required_documents`` as the gold of a non-gating
+  ``retrieval`` grader on ``KB_search`` (the retrieval metrics, reported; the reward is
+  tau2's). ``--domain banking_knowledge-rag`` writes the retrieval-only suite instead
+  (:func:`.banking_knowledge.import_banking_knowledge`: the customer's request, retrieval
+  and citation graders, no account tools).
 """
 
 from __future__ import annotations
@@ -45,8 +50,12 @@ GREETING = "Hi! How can I help you today?"
 SPLITS = {"train": "regression", "test": "holdout"}
 TASKS_FILE = "tasks/tasks.json"
 DATA_DIR = "data"
-#: Domains ``assay import tau2`` knows (banking_knowledge has its own importer).
-IMPORTABLE = (*PORTED, "telecom-workflow", "banking_knowledge")
+#: The retrieval-only banking suite (written by its own importer).
+BANKING_RAG = "banking_knowledge-rag"
+#: Domains ``assay import tau2`` knows.
+IMPORTABLE = (*PORTED, "telecom-workflow", BANKING_RAG)
+#: The tool whose outputs the banking suite's retrieval grader reads.
+RETRIEVAL_TOOLS = ["KB_search"]
 _SKIP = {"tasks.json", "split_tasks.json"}
 
 
@@ -159,6 +168,15 @@ def graders_of(task: Task) -> list[dict[str, Any]]:
                 "gating": "ACTION" in basis,
             }
         )
+    if task.required_documents:
+        graders.append(
+            {
+                "kind": "retrieval",
+                "name": "retrieval",
+                "params": {"gold": list(task.required_documents), "tools": list(RETRIEVAL_TOOLS)},
+                "gating": False,
+            }
+        )
     if "NL_ASSERTION" in basis and criteria.nl_assertions:
         graders.append(
             {
@@ -171,13 +189,19 @@ def graders_of(task: Task) -> list[dict[str, Any]]:
     return graders
 
 
-def convert_task(task: Task, split: str = "regression") -> dict[str, Any]:
-    """A tau2 task as an assay task (JSON-able; validated by :class:`assay.core.Task`)."""
+def convert_task(task: Task, split: str = "regression", domain: str | None = None) -> dict[str, Any]:
+    """A tau2 task as an assay task (JSON-able; validated by :class:`assay.core.Task`).
+    For banking_knowledge (a plain-text scenario full of directions to tau2's simulator,
+    the stop token among them) the user's goal is the customer's request alone."""
     criteria = task.evaluation_criteria
     gold = list(criteria.actions or []) if criteria is not None else []
     scenario = task.user_scenario
     instructions = scenario.instructions if scenario is not None else ""
     goal = instructions.reason_for_call if not isinstance(instructions, str) else instructions
+    if domain == "banking_knowledge" and isinstance(instructions, str):
+        from .banking_knowledge import customer_request
+
+        goal = customer_request(instructions)
     user: dict[str, Any] = {"opening": "", "goal": goal.strip(), "instructions": str(scenario or "")}
     user_actions = [_action(a) for a in gold if a.requestor == "user"]
     if user_actions:
@@ -283,7 +307,7 @@ def suite_header(name: str, fingerprint: str, count: int) -> dict[str, Any]:
 def import_tau2(data_dir: Path | str, domain: str, out_dir: Path | str) -> ImportReport:
     """Write tau2 domain ``domain`` of the data folder ``data_dir`` (tau2's ``data/tau2``,
     a checkout, or the domain folder) as an assay suite in ``out_dir``."""
-    if domain == "banking_knowledge":
+    if domain == BANKING_RAG:
         return _banking_knowledge(data_dir, out_dir)
     if domain not in IMPORTABLE:
         raise Tau2DataError(f"--domain {domain!r}: tau2 domains are {', '.join(IMPORTABLE)}")
@@ -299,7 +323,7 @@ def import_tau2(data_dir: Path | str, domain: str, out_dir: Path | str) -> Impor
                 f"{suite_file}: holds another suite ({existing.get('name')!r}); choose an empty folder"
             )
     splits = read_splits(folder)
-    converted = [convert_task(t, splits.get(t.id, "regression")) for t in tasks]
+    converted = [convert_task(t, splits.get(t.id, "regression"), domain) for t in tasks]
     data = out / DATA_DIR
     if data.exists():
         shutil.rmtree(data)
@@ -309,6 +333,9 @@ def import_tau2(data_dir: Path | str, domain: str, out_dir: Path | str) -> Impor
         if path.is_file() and path.name not in _SKIP and not path.name.startswith("tasks"):
             shutil.copyfile(path, data / path.name)
             copied.append(path.name)
+        elif path.is_dir() and path.name in loaded.spec.data_dirs:  # banking: documents/, prompts/
+            shutil.copytree(path, data / path.name)
+            copied.append(f"{path.name}/")
     license_file = _license(folder)
     if license_file is not None:
         shutil.copyfile(license_file, data / "LICENSE")
@@ -343,6 +370,7 @@ def _banking_knowledge(data_dir: Path | str, out_dir: Path | str) -> Any:
 
 
 __all__ = [
+    "BANKING_RAG",
     "GREETING",
     "IMPORTABLE",
     "SPLITS",

@@ -31,7 +31,8 @@ class LoadedDomain:
     base: State
     policy: str
     fingerprint: str
-    """SHA-256 prefix of the database files and the policy: changes when they change."""
+    """SHA-256 prefix of the database files, the policy and the domain's data folders
+    (banking's documents): changes when they change."""
 
     @property
     def tasks_path(self) -> Path:
@@ -93,7 +94,8 @@ def load_domain(name: str, data_dir: Path | str) -> LoadedDomain:
     folder = find_domain_folder(data_dir, name).resolve()
     db_path = _first(folder, DB_FILES)
     user_path = _first(folder, USER_DB_FILES) if spec.user_db is not None else None
-    key = (name, str(folder), _stamp(db_path), _stamp(user_path))
+    dirs = tuple(_stamp(folder / d) for d in spec.data_dirs if (folder / d).is_dir())
+    key = (name, str(folder), _stamp(db_path), _stamp(user_path), dirs)
     with _LOCK:
         loaded = _CACHE.get(key)
         if loaded is None:
@@ -117,6 +119,12 @@ def _load(
     except OSError as exc:
         raise Tau2DataError(f"{folder}: cannot read the {name} policy: {exc}") from None
     digest.update(policy.encode())
+    for name_ in spec.data_dirs:
+        where = folder / name_
+        if not where.is_dir():
+            raise Tau2DataError(f"{folder}: domain {name} needs the folder {name_}/ next to its database")
+        for file in sorted(p for p in where.rglob("*") if p.is_file()):
+            digest.update(str(file.relative_to(folder)).encode() + b"\0" + file.read_bytes())
     base = Database(spec.keys, tables).snapshot()
     return LoadedDomain(spec, name, folder, base, policy, digest.hexdigest()[:16])
 

@@ -113,7 +113,9 @@ def replay_outputs(
     initial = task.initial_state
     if initial is not None and initial.message_history:
         initial = initial.model_copy(update={"message_history": None})
-    env = domain.environment_for(initial or InitialState(), user_tools=task.user_tools)
+    env = domain.environment_for(
+        initial or InitialState(), user_tools=task.user_tools, options=domain.task_options(task)
+    )
     env.reset(0)
     history = _history_length(task, simulation.messages)
     mismatches = []

@@ -3,9 +3,10 @@ synchronisation hook. Domain modules are imported only when first asked for."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .store import DbSpec, Tau2DataError
 from .toolkit import Tau2Context, Tau2Toolkit
@@ -26,6 +27,15 @@ class DomainSpec:
     user_tools: Tau2Toolkit | None = None
     sync: Callable[[Tau2Context], None] | None = None
     """tau2's ``Environment.sync_tools``: run after every successful tool call."""
+    shared_db: bool = False
+    """The user's toolkit works on the agent's database (banking): ``user_data`` updates it."""
+    data_dirs: tuple[str, ...] = ()
+    """Folders of the domain folder that are part of its data (banking: the knowledge
+    base's ``documents`` and the ``prompts`` the policy is made of): in the fingerprint,
+    copied by the importer."""
+    options: Callable[[Sequence[tuple[str, Mapping[str, Any]]]], dict[str, Any]] | None = None
+    """Environment options a task's gold actions ``(name, arguments)`` imply (banking: the
+    discoverable read tools whose calls are logged, tau2's ``read_log_allowlist``)."""
 
     @property
     def keys(self) -> dict[str, str]:
@@ -61,6 +71,34 @@ def _telecom() -> DomainSpec:
     )
 
 
+def _banking() -> DomainSpec:
+    from . import (  # noqa: F401 (register the discoverable tools)
+        banking,
+        banking_accounts,
+        banking_activation,
+        banking_cards,
+        banking_corrections,
+        banking_credit,
+        banking_debit,
+        banking_discovery,
+        banking_disputes,
+        banking_limits,
+        banking_user,
+        banking_user_actions,
+    )
+
+    return DomainSpec(
+        "banking_knowledge",
+        banking.DB_SPEC,
+        banking.KNOWLEDGE,
+        banking.policy,
+        user_tools=banking_user.KNOWLEDGE_USER,
+        shared_db=True,
+        data_dirs=("documents", "prompts"),
+        options=banking.environment_options,
+    )
+
+
 def _mock() -> DomainSpec:
     from . import mock
 
@@ -74,6 +112,7 @@ _FACTORIES: dict[str, Callable[[], DomainSpec]] = {
     "retail": _retail,
     "telecom": _telecom,
     "mock": _mock,
+    "banking_knowledge": _banking,
 }
 _SPECS: dict[str, DomainSpec] = {}
 

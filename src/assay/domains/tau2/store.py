@@ -20,7 +20,7 @@ tau2 writes when it renders or hashes them. Records keep the models' field order
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import Enum
@@ -57,6 +57,11 @@ class DbSpec:
     singleton_table: str = "db"
     plain: bool = False
     """The models hold only JSON types (no enums, dates): dumps need no conversion."""
+    read: Callable[[Any, str], dict[str, dict[str, Record]]] | None = None
+    """A database read its own way (``read(content, source)`` -> tables), instead of the
+    rules above: banking's tables are ``{data: {key: record}, notes}`` objects."""
+    update: Callable[[Database, Mapping[str, Any]], None] | None = None
+    """tau2's ``update_db`` its own way (with ``read``)."""
 
     @property
     def table_names(self) -> list[str]:
@@ -101,6 +106,8 @@ def normalize(model: type[BaseModel], data: Any) -> Record:
 
 def tables_from_data(spec: DbSpec, data: Any, source: str) -> dict[str, dict[str, Record]]:
     """The tables of a tau2 database file's content (validated by the spec's model)."""
+    if spec.read is not None:
+        return spec.read(data, source)
     try:
         db = spec.model.model_validate(data)
     except Exception as exc:
@@ -124,13 +131,13 @@ def tables_from_data(spec: DbSpec, data: Any, source: str) -> dict[str, dict[str
     return tables
 
 
-def _merge(base: Any, update: Any) -> Any:
+def merge(base: Any, update: Any) -> Any:
     """``addict.Dict.update`` as tau2 uses it: dicts merged key by key, recursively;
     anything else replaced."""
     if isinstance(base, dict) and isinstance(update, dict):
         out = dict(base)
         for k, v in update.items():
-            out[k] = _merge(out[k], v) if k in out and isinstance(out[k], dict) and isinstance(v, dict) else v
+            out[k] = merge(out[k], v) if k in out and isinstance(out[k], dict) and isinstance(v, dict) else v
         return out
     return update
 
@@ -139,12 +146,15 @@ def apply_update(db: Database, spec: DbSpec, update: Mapping[str, Any]) -> None:
     """Apply tau2's ``update_db(update)`` (``InitializationData.agent_data`` or
     ``user_data``): deep-merge into the current content, then validate. A list
     attribute given in ``update`` replaces the whole table."""
+    if spec.update is not None:
+        spec.update(db, update)
+        return
     for attr, value in update.items():
         t = spec.table(attr)
         if t is not None and not t.ordered and isinstance(value, dict):
             for key, patch in value.items():
                 current = db.get(attr, str(key))
-                merged = _merge(current, patch) if current is not None else patch
+                merged = merge(current, patch) if current is not None else patch
                 db.put(attr, str(key), normalize(t.model, merged))
         elif t is not None:
             rows = value if t.ordered else list(value.values())
@@ -156,7 +166,7 @@ def apply_update(db: Database, spec: DbSpec, update: Mapping[str, Any]) -> None:
                 db.put(attr, str(record[t.key]), record)
         elif attr in spec.singletons:
             current = db.get(spec.singleton_table, attr)
-            merged = _merge(current, value) if current is not None else value
+            merged = merge(current, value) if current is not None else value
             db.put(spec.singleton_table, attr, normalize(spec.singletons[attr], merged))
         else:
             raise Tau2DataError(f"initialization data names {attr!r}, which the database does not have")
@@ -186,6 +196,7 @@ __all__ = [
     "apply_update",
     "dump",
     "jsonable",
+    "merge",
     "normalize",
     "side_content",
     "table_order",

@@ -160,6 +160,8 @@ class Task(_Lenient):
     user_scenario: UserScenario | None = None
     description: Description | None = None
     ticket: str | None = None
+    required_documents: list[str] | None = None
+    """banking_knowledge: the knowledge-base documents the task needs (gold retrieval labels)."""
 
 
 def parse_task(raw: Any, source: str) -> Task:

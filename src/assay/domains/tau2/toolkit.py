@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 import random
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, get_type_hints
 
 from pydantic import BaseModel, Field, create_model
@@ -124,14 +124,26 @@ def clone(value: Any) -> Any:
 
 class Tau2Context:
     """What a tau2 tool or function works on: the state, checked out record by record
-    for in-place changes, and the environment's seeded generator."""
+    for in-place changes, the environment's seeded generator, and what tau2 keeps on
+    its toolkit objects rather than in the database: ``session`` (changed by tools, e.g.
+    banking's unlocked tools; reset with the environment) and ``options`` (fixed for an
+    environment, e.g. its data folder)."""
 
-    __slots__ = ("_new", "_original", "_out", "caller", "db", "rng")
+    __slots__ = ("_new", "_original", "_out", "caller", "db", "options", "rng", "session")
 
-    def __init__(self, db: Database, rng: random.Random | None = None, caller: Caller = "agent"):
+    def __init__(
+        self,
+        db: Database,
+        rng: random.Random | None = None,
+        caller: Caller = "agent",
+        session: dict[str, Any] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ):
         self.db = db
         self.rng = rng if rng is not None else random.Random(0)
         self.caller = caller
+        self.session: dict[str, Any] = session if session is not None else {}
+        self.options: Mapping[str, Any] = options if options is not None else {}
         self._out: dict[tuple[str, str], Record] = {}
         self._original: dict[tuple[str, str], Record] = {}
         self._new: list[tuple[str, str]] = []
@@ -172,6 +184,15 @@ class Tau2Context:
             if slot[0] == table:
                 yield self._out[slot]
 
+    def items(self, table: str) -> Iterator[tuple[str, Record]]:
+        """``(key, record)`` of every record of ``table`` in order (read-only), seeing this
+        call's changes: for tables keyed by a dict key rather than a field."""
+        for key, record in self.db.items(table):
+            yield key, self._out.get((table, key), record)
+        for slot in self._new:
+            if slot[0] == table:
+                yield slot[1], self._out[slot]
+
     def put(self, table: str, key: str, record: Record) -> Record:
         """Add a new record (appended after the existing ones, as tau2 appends)."""
         slot = (table, key)
@@ -207,19 +228,23 @@ def _names_list(names: list[str]) -> str:
 class Signature:
     """A function's parameters (after ``ctx``) and the errors Python gives a bad call."""
 
-    def __init__(self, fn: Fn, qualname: str):
+    def __init__(self, fn: Fn, qualname: str, module: str = ""):
         params = list(inspect.signature(fn).parameters.values())[1:]
         self.qualname = qualname
+        self.module = module
+        """tau2's module of the method (Python names it in the ``**`` error)."""
         self.names = [p.name for p in params]
         self.required = [p.name for p in params if p.default is inspect.Parameter.empty]
 
     def check(self, args: Any) -> dict[str, Any]:
-        """``args`` as keyword arguments, or the TypeError text Python would raise."""
+        """``args`` as keyword arguments of the bound method, or the TypeError text
+        Python would raise."""
         if not isinstance(args, dict):
-            raise TypeError(
-                f"{self.qualname}() argument after ** must be a mapping, not {type(args).__name__}"
-            )
+            where = f"{self.module}.{self.qualname}" if self.module else self.qualname
+            raise TypeError(f"{where}() argument after ** must be a mapping, not {type(args).__name__}")
         for name in args:
+            if name == "self":  # bound to the toolkit already
+                raise TypeError(f"{self.qualname}() got multiple values for argument 'self'")
             if name not in self.names:
                 raise TypeError(f"{self.qualname}() got an unexpected keyword argument '{name}'")
         missing = [n for n in self.required if n not in args]
@@ -249,12 +274,12 @@ class Tau2Tool(Tool):
     """A tau2 tool: tau2's description and schema; arguments passed unvalidated; every
     exception of the tool turned into a :class:`ToolError` with tau2's text."""
 
-    def __init__(self, fn: Fn, *, owner: str, write: bool, for_: Caller):
+    def __init__(self, fn: Fn, *, owner: str, write: bool, for_: Caller, module: str = ""):
         self.fn = fn
         self.name = fn.__name__
         self.write = write
         self.for_ = for_
-        self.signature = Signature(fn, f"{owner}.{self.name}")
+        self.signature = Signature(fn, f"{owner}.{self.name}", module)
         self.description, arg_docs = parse_docstring(fn.__doc__)
         self.description = self.description or self.name
         self.parameters = tau2_parameters(fn, arg_docs)
@@ -292,13 +317,18 @@ class Tau2Toolkit:
     tools in declaration order (tau2's order), functions callable by name from a task's
     initialization actions and environment assertions."""
 
-    def __init__(self, owner: str, caller: Caller = "agent", order: tuple[str, ...] = ()):
+    def __init__(self, owner: str, caller: Caller = "agent", order: tuple[str, ...] = (), module: str = ""):
         self.owner = owner
         self.caller: Caller = caller
         self.order = order
+        self.module = module
+        """tau2's module defining the toolkit class (e.g. ``tau2.domains.banking_knowledge.tools``)."""
         """tau2's tool order (its class's definition order); tools may be declared in
         several modules."""
         self._tools: list[Tau2Tool] = []
+        self.discoverable: dict[str, Tau2Tool] = {}
+        """tau2's discoverable tools (``is_discoverable_tool``), in definition order: not
+        offered to the model, callable by name, and unlocked or given at run time."""
         self.functions: dict[str, Signature] = {}
         self._fns: dict[str, Fn] = {}
 
@@ -308,11 +338,27 @@ class Tau2Toolkit:
         rank = {name: i for i, name in enumerate(self.order)}
         return sorted(self._tools, key=lambda t: rank.get(t.name, len(rank)))
 
-    def tool(self, *, write: bool = False) -> Callable[[Fn], Fn]:
-        """Declare a tool (``write``: tau2's ``mutates_state``)."""
+    def tool(self, *, write: bool = False, owner: str | None = None) -> Callable[[Fn], Fn]:
+        """Declare a tool (``write``: tau2's ``mutates_state``; ``owner``: the class that
+        defines it in tau2, when not the toolkit's own, e.g. a mixin)."""
 
         def wrap(fn: Fn) -> Fn:
-            self._tools.append(Tau2Tool(fn, owner=self.owner, write=write, for_=self.caller))
+            self._tools.append(
+                Tau2Tool(fn, owner=owner or self.owner, write=write, for_=self.caller, module=self.module)
+            )
+            self._register(fn)
+            return fn
+
+        return wrap
+
+    def discoverable_tool(self, *, write: bool = False) -> Callable[[Fn], Fn]:
+        """Declare a discoverable tool (tau2's ``is_discoverable_tool``): callable by name
+        like a tool, never offered."""
+
+        def wrap(fn: Fn) -> Fn:
+            self.discoverable[fn.__name__] = Tau2Tool(
+                fn, owner=self.owner, write=write, for_=self.caller, module=self.module
+            )
             self._register(fn)
             return fn
 
@@ -325,7 +371,7 @@ class Tau2Toolkit:
 
     def _register(self, fn: Fn) -> None:
         self._fns[fn.__name__] = fn
-        self.functions[fn.__name__] = Signature(fn, f"{self.owner}.{fn.__name__}")
+        self.functions[fn.__name__] = Signature(fn, f"{self.owner}.{fn.__name__}", self.module)
 
     def call_function(self, ctx: Tau2Context, name: str, arguments: dict[str, Any]) -> Any:
         """Call a tool or function by name as tau2's ``getattr(toolkit, name)(**args)``
