@@ -253,6 +253,16 @@ def test_phoenix_spans_evaluators_statuses_and_annotations(tmp_path: Path) -> No
     assert [m["role"] for m in cases[t2]["evidence"]["transcript"]] == ["user", "assistant"]
     assert cases[t2]["evidence"]["transcript"][0]["content"] == "Cancel order #W1 please"
     assert {c["source"]["traces"][0]["file"] for c in cases.values()} == {str(trace_file)}
+    # the viewer shows a trace badcase with its traces
+    from fastapi.testclient import TestClient
+
+    from assay.server import create_app
+    from assay.store import Store
+
+    client = TestClient(create_app(Store(db)), base_url="http://127.0.0.1")
+    page = client.get(f"/badcases/{cases[t2]['badcase_id']}")
+    assert page.status_code == 200 and "trace · 1 conversation(s)" in page.text
+    assert f"{t2} · {trace_file}" in page.text and "Cancel order #W1 please" in page.text
     # without the annotations file, t3 says nothing: two badcases
     alone = json.loads(cli(db, "badcase", "from-traces", str(trace_file), "--dry-run", "--json"))
     assert alone["flagged"] == 2 and alone["notes"] == []
