@@ -256,6 +256,20 @@ def test_a_badcase_added_by_hand_with_a_trial_and_redacted_evidence(tmp_path: Pa
     text = json.dumps(case)
     assert "lena.sky@example.com" not in text and "555 0100" not in text
     assert json.loads(cli(db, "badcase", "show", case["badcase_id"], "--json")) == case
+    shown = " ".join(cli(db, "badcase", "show", case["badcase_id"]).split())
+    assert (
+        "source: manual · run h · 1 trials" in shown and "report: Ticket 881: <EMAIL_1> was refunded" in shown
+    )
+    from fastapi.testclient import TestClient
+
+    from assay.server import create_app
+
+    page = TestClient(create_app(Store(db)), base_url="http://127.0.0.1").get(
+        f"/badcases/{case['badcase_id']}"
+    )
+    assert (
+        page.status_code == 200 and 'id="report"' in page.text and "Ticket 881: &lt;EMAIL_1&gt;" in page.text
+    )
     # evidence as JSON from stdin, no trial: the default trial is the task's first failure otherwise
     result = assay_main(
         "badcase", "add", "--phenomenon", "leaks an address", "--layer", "policy", "--severity", "critical",

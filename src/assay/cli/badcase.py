@@ -198,6 +198,11 @@ def show(
             f"root cause: {escape(case.get('root_cause') or '–')} · "
             f"owner: {escape(str(case.get('owner') or '–'))}"
         )
+    if ev.get("report") is not None:
+        report = (
+            ev["report"] if isinstance(ev["report"], str) else json.dumps(ev["report"], ensure_ascii=False)
+        )
+        out.print(f"report: {escape(report[:2000])}")
     for g in ev.get("grader_reasons") or []:
         out.print(f"  ✗ {g['grader']} ({g['category']}): {escape(g['reason'])}")
     for m in ev.get("transcript") or []:
