@@ -253,3 +253,11 @@ def test_credentials_are_stored_as_names_only(tmp_path: Path) -> None:
     run.store.close()
     data = db.read_bytes()
     assert b"PLANTED123" not in data and b"PLANTED456" not in data
+
+
+@pytest.mark.parametrize("command", [["run"], ["robustness"], ["badcase", "add"], ["badcase", "from-traces"]])
+def test_help_renders(command: list[str]) -> None:
+    """Help texts go through rich markup: a bracket pair in one (``A/B[/C]``) breaks ``--help``."""
+    out = assay_main(*command, "--help", env={"COLUMNS": "200"})
+    assert out.code == 0, out.stderr
+    assert "--flag" in out.stdout or "--phenomenon" in out.stdout or "--fail-label" in out.stdout

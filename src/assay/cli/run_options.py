@@ -43,8 +43,8 @@ RUN_OPTIONS: list[tuple[str, Any, tuple[str, ...], str]] = [
         "flag",
         list[str] | None,
         ("--flag",),
-        "Feature flag of the system under test, KEY=VALUE; KEY=A/B[/C] crosses its levels into "
-        "arms of an experiment (repeat to cross flags; \\/ is a literal slash; docs/lifecycle.md).",
+        "Feature flag of the system under test, KEY=VALUE; KEY=A/B (or A/B/C...) crosses its levels "
+        "into arms of an experiment (repeat to cross flags; \\/ is a literal slash; docs/lifecycle.md).",
     ),
     (
         "flag_matrix",
