@@ -1,6 +1,7 @@
 """The holdout log: every run that contained holdout tasks and every time such a run
-was looked at (shown, reported, compared, gated, viewed in ``assay view``). Entries are never deleted, not even
-with their run: the log is what says how often the holdout has been seen."""
+was looked at (shown, reported, compared, gated, viewed in ``assay view``). Entries are
+never deleted, not even with their run: the log is what says how often the holdout has
+been seen."""
 
 from __future__ import annotations
 
