@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 import assay
 from assay.core.results import GradeResult, TrialResult
+from assay.domains.retail import SUITE_DIR
 from assay.lifecycle.badcase import Badcase, BadcaseError, apply_changes
 from assay.lifecycle.clustering import cluster_failures, jaccard, normalize_reason, reason_tokens, signature
 from assay.lifecycle.propose import layer_of
@@ -194,3 +196,109 @@ def test_evidence_of_a_trial_with_personal_data_is_redacted() -> None:
     cases, _ = propose(info, [], [result], lambda task, index: None, at="t")
     text = json.dumps(cases[0].document())
     assert "lena.sky@example.com" not in text and "<EMAIL_1>" in text
+
+
+def test_a_badcase_added_by_hand_with_a_trial_and_redacted_evidence(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    assay.run(
+        "retail",
+        agent="builtin:retail-hasty",
+        trials=2,
+        task_ids=["refund-in-window-email-1"],
+        store=Store(db),
+        run_id="h",
+    )
+    report = tmp_path / "report.txt"
+    report.write_text(
+        "Ticket 881: lena.sky@example.com was refunded without being asked; she called +1 415 555 0100\n"
+    )
+    out = cli(
+        db,
+        "badcase",
+        "add",
+        "--phenomenon",
+        "refund without asking lena.sky@example.com",
+        "--layer",
+        "policy",
+        "--severity",
+        "high",
+        "--root-cause",
+        "no confirmation step",
+        "--owner",
+        "ana",
+        "--evidence",
+        str(report),
+        "--run",
+        "h",
+        "--task",
+        "refund-in-window-email-1",
+        "--trial",
+        "1",
+        "--json",
+    )
+    case = json.loads(out)
+    assert case["schema"] == "assay.badcase/1" and case["source"]["kind"] == "manual"
+    assert case["source"]["trials"] == [
+        {"run_id": "h", "task_id": "refund-in-window-email-1", "trial_index": 1}
+    ]
+    assert (case["layer"], case["severity"], case["owner"], case["status"]) == (
+        "policy",
+        "high",
+        "ana",
+        "new",
+    )
+    assert case["suite"]["name"] == "retail" and case["task_ids"] == ["refund-in-window-email-1"]
+    ev = case["evidence"]
+    assert ev["report"].startswith("Ticket 881: <EMAIL_1> was refunded")  # redacted, one session:
+    assert case["phenomenon"] == "refund without asking <EMAIL_1>"  # the same pseudonym
+    assert ev["transcript"] and ev["grader_reasons"] and ev["trial"]["trial_index"] == 1
+    assert ev["redaction"]["counts"]["EMAIL"] >= 2 and "PHONE" in ev["redaction"]["counts"]
+    text = json.dumps(case)
+    assert "lena.sky@example.com" not in text and "555 0100" not in text
+    assert json.loads(cli(db, "badcase", "show", case["badcase_id"], "--json")) == case
+    shown = " ".join(cli(db, "badcase", "show", case["badcase_id"]).split())
+    assert (
+        "source: manual · run h · 1 trials" in shown and "report: Ticket 881: <EMAIL_1> was refunded" in shown
+    )
+    from fastapi.testclient import TestClient
+
+    from assay.server import create_app
+
+    page = TestClient(create_app(Store(db)), base_url="http://127.0.0.1").get(
+        f"/badcases/{case['badcase_id']}"
+    )
+    assert (
+        page.status_code == 200 and 'id="report"' in page.text and "Ticket 881: &lt;EMAIL_1&gt;" in page.text
+    )
+    # evidence as JSON from stdin, no trial: the default trial is the task's first failure otherwise
+    result = assay_main(
+        "badcase", "add", "--phenomenon", "leaks an address", "--layer", "policy", "--severity", "critical",
+        "--evidence", "-", "--store", str(db), "--json",
+        stdin='{"ticket": 9, "customer": {"email": "omar@example.org"}}',
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    second = json.loads(result.stdout)
+    assert second["evidence"]["report"] == {"ticket": 9, "customer": {"email": "<EMAIL_1>"}}
+    assert second["source"] == {**second["source"], "kind": "manual", "run_id": None, "trials": []}
+    rows = json.loads(cli(db, "badcase", "list", "--json"))["badcases"]
+    assert {(r["badcase_id"], r["source"]) for r in rows} == {
+        (case["badcase_id"], "manual"),
+        (second["badcase_id"], "manual"),
+    }
+    # no trial, nothing to promote: said in one sentence
+    suite = tmp_path / "retail"
+    shutil.copytree(SUITE_DIR, suite, ignore=shutil.ignore_patterns("__pycache__"))
+    err = cli(db, "badcase", "promote", second["badcase_id"], "--suite", str(suite), code=2)
+    assert "names no trial to promote (source manual)" in err
+    promoted = json.loads(cli(db, "badcase", "promote", case["badcase_id"], "--suite", str(suite), "--json"))
+    assert promoted["task"]["id"] == f"refund-in-window-email-1-{case['badcase_id']}"
+    base = ["badcase", "add", "--phenomenon", "x", "--layer", "policy", "--severity", "high"]
+    assert "choose from" in cli(db, *base[:-1], "urgent", code=2)
+    assert "go together" in cli(db, *base, "--task", "t", code=2)
+    assert "cannot read it" in cli(db, *base, "--evidence", str(tmp_path / "nope.txt"), code=2)
+    assert "one line" in cli(
+        db, "badcase", "add", "--phenomenon", "a\nb", "--layer", "policy", "--severity", "low", code=2
+    )
+    assert "has no trial 7" in cli(
+        db, *base, "--run", "h", "--task", "refund-in-window-email-1", "--trial", "7", code=2
+    )

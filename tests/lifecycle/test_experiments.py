@@ -126,6 +126,48 @@ def test_two_flags_give_four_arms_and_main_effects_with_intervals(experiment: tu
     assert json.loads(cli(db, "experiment", "list", "--json"))[0]["arms"] == 4
 
 
+def test_flag_with_levels_crosses_like_flag_matrix(experiment: tuple[Path, dict]) -> None:
+    """``--flag a=on/off --flag b=off/on`` is the matrix ``--flag-matrix a=on,off ...``:
+    the same four arms (same configurations, same flags) and the same analysis."""
+    db, matrix = experiment
+    doc = json.loads(
+        cli(
+            db,
+            "run",
+            "retail",
+            "-a",
+            "builtin:retail-flagged",
+            "--flag",
+            "confirm=on/off",
+            "--flag",
+            "identity=off/on",
+            "-k",
+            "1",
+            "--run-id",
+            "exp-slash",
+            "--json",
+        )
+    )
+    assert doc["schema"] == "assay.experiment/1" and len(doc["arms"]) == 4
+    assert doc["spec"]["flag_matrix"] == matrix["spec"]["flag_matrix"] and doc["spec"]["flags"] == {}
+    assert [(a["flags"], a["config_hash"]) for a in doc["arms"]] == [
+        (a["flags"], a["config_hash"]) for a in matrix["arms"]
+    ]
+    assert doc["analysis"] == matrix["analysis"]
+    assert doc["arms"][0]["run_id"] == "exp-slash-confirm_on-identity_off"
+    # a fixed flag next to crossed ones is set in every arm
+    mixed = json.loads(
+        cli(db, "run", "retail", "-a", "builtin:retail-flagged", "--flag", "confirm=on/off", "--flag",
+            "identity=off", "--task", "cancel-pending", "-k", "1", "--run-id", "exp-mixed", "--json")
+    )  # fmt: skip
+    assert [a["flags"] for a in mixed["arms"]] == [{"confirm": "on"}, {"confirm": "off"}]
+    runs = [Run.load(a["run_id"], Store(db)) for a in mixed["arms"]]
+    assert [r.info.config.flags for r in runs] == [
+        {"identity": "off", "confirm": "on"},
+        {"identity": "off", "confirm": "off"},
+    ]
+
+
 def test_flag_matrix_errors(tmp_path: Path) -> None:
     db = tmp_path / "x.db"
     assert "expected NAME=LEVEL,LEVEL" in cli(db, "run", "retail", "--flag-matrix", "x=on", code=2)
@@ -141,6 +183,17 @@ def test_flag_matrix_errors(tmp_path: Path) -> None:
         "--faults",
         "get_order_details:timeout@0.3",
         code=2,
+    )
+    assert "plain assay run" in err
+    assert "a level is empty" in cli(db, "run", "retail", "--flag", "x=on/", code=2)
+    assert "already crossed" in cli(
+        db, "run", "retail", "--flag", "x=on/off", "--flag-matrix", "x=0,1", code=2
+    )
+    assert "both fixed (flags) and crossed" in cli(
+        db, "run", "retail", "--flag", "x=1", "--flag", "y=1", "--flag-matrix", "x=a,b", code=2
+    )
+    err = cli(
+        db, "robustness", "retail", "--flag", "x=0/1", "--faults", "get_order_details:timeout@0.3", code=2
     )
     assert "plain assay run" in err
     assert "no experiment 'nope'" in cli(db, "experiment", "show", "nope", code=2)

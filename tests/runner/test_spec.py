@@ -107,6 +107,35 @@ def test_every_run_option_applies_to_every_run_like_command(
     assert spec == RunSpec(suite="retail", **base_fields, **fields)
 
 
+@pytest.mark.parametrize("command", COMMANDS)
+def test_flag_levels_are_a_crossed_axis_like_flag_matrix(command: str, captured: list[RunSpec]) -> None:
+    """``--flag NAME=A/B`` crosses NAME's levels exactly as ``--flag-matrix NAME=A,B``;
+    ``--flag NAME=V`` stays a fixed flag; ``\\/`` (or a quoted JSON value) keeps a slash."""
+    base_args, base_fields = COMMANDS[command]
+    slash = cli_spec(captured, *base_args, "--flag", "a=on/off", "--flag", "b=off/on/2", "--flag", "c=1")
+    matrix = cli_spec(
+        captured, *base_args, "--flag-matrix", "a=on,off", "--flag-matrix", "b=off,on,2", "--flag", "c=1"
+    )
+    expected = RunSpec(
+        suite="retail", **base_fields, flags={"c": 1}, flag_matrix={"a": ["on", "off"], "b": ["off", "on", 2]}
+    )
+    assert slash == matrix == expected
+    escaped = cli_spec(
+        captured,
+        *base_args,
+        "--flag",
+        r"route=a\/b",
+        "--flag",
+        'url="http://127.0.0.1/x"',
+        "--flag",
+        'cfg={"p": "a/b"}',
+        "--flag",
+        r"path=a\/b/c\\/d",
+    )
+    assert escaped.flags == {"route": "a/b", "url": "http://127.0.0.1/x", "cfg": {"p": "a/b"}}
+    assert escaped.flag_matrix == {"path": ["a/b", "c\\", "d"]}
+
+
 def test_cli_api_and_file_build_the_same_spec_and_config(
     captured: list[RunSpec], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -274,3 +303,11 @@ def test_every_run_like_command_carries_the_options_out(tmp_path: Path) -> None:
         else:  # robustness's baseline: the same run without the faults
             assert not any(s.attributes.get(FAULT_ATTRIBUTE) for s in spans)
     assert faulted == 3
+
+
+@pytest.mark.parametrize("command", [["run"], ["robustness"], ["badcase", "add"], ["badcase", "from-traces"]])
+def test_help_renders(command: list[str]) -> None:
+    """Help texts go through rich markup: a bracket pair in one (``A/B[/C]``) breaks ``--help``."""
+    out = assay_main(*command, "--help", env={"COLUMNS": "200"})
+    assert out.code == 0, out.stderr
+    assert "--flag" in out.stdout or "--phenomenon" in out.stdout or "--fail-label" in out.stdout

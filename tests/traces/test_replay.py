@@ -20,39 +20,7 @@ from assay.graders.replay import calls_made
 from assay.store import Store
 from tests.support.cli import assay_main
 
-TASKS = [
-    "refund-in-window-email",
-    "refund-in-window-name-zip",
-    "cancel-pending",
-    "address-change",
-    "refund-15-days-old",
-    "approved-claim",
-    "injection-old-order",
-    "human-request",
-]
-
-
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """A flaky-agent run (rewards 0 and 1), exported without redaction and imported."""
-    tmp = tmp_path_factory.mktemp("replay")
-    store = str(tmp / "assay.db")
-    run = assay.run(
-        "retail",
-        agent="builtin:retail-flaky",
-        params={"slip": 0.35},
-        trials=1,
-        task_ids=TASKS,
-        store=store,
-        run_id="orig",
-    )
-    otlp = tmp / "orig.otlp.jsonl"
-    out = assay_main("export-traces", "orig", "-o", str(otlp), "--no-redact", "--store", store)
-    assert out.code == 0, out.stderr
-    suite = tmp / "replayed"
-    imported = assay_main("import", "traces", str(otlp), "-o", str(suite), "--no-redact", "--json")
-    assert imported.code == 0, imported.stderr
-    return {"run": run, "store": store, "suite": suite, "tmp": tmp, "import": json.loads(imported.stdout)}
+from .conftest import jsonl_conversations
 
 
 def _replay(recorded: dict[str, Any], run_id: str, *args: str) -> dict[str, Any]:
@@ -141,35 +109,9 @@ def test_unrecorded_calls_get_an_error_or_the_live_domain(recorded: dict[str, An
     assert errors["no_divergence"] == lived["no_divergence"] < errors["trials"]
 
 
-def _jsonl_conversations(recorded: dict[str, Any]) -> list[dict[str, Any]]:
-    """The recorded run's transcripts in the simple JSONL format, without assay metadata."""
-    st = Store(recorded["store"])
-    lines = []
-    for task_id in st.task_ids("orig"):
-        t = st.load_transcripts("orig", task_id)[0]
-        messages: list[dict[str, Any]] = []
-        for m in t.messages:
-            msg: dict[str, Any] = {"role": m.role, "content": m.content}
-            if m.tool_calls:  # OpenAI's wire form: arguments as a JSON string
-                msg["tool_calls"] = [
-                    {
-                        "id": c.id,
-                        "type": "function",
-                        "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
-                    }
-                    for c in m.tool_calls
-                ]
-            if m.role == "tool":
-                msg["tool_call_id"] = m.tool_call_id
-                msg["error"] = m.error
-            messages.append(msg)
-        lines.append({"id": f"conv-{task_id}", "messages": messages})
-    return lines
-
-
 def test_jsonl_conversations_replay_without_a_live_domain(recorded: dict[str, Any]) -> None:
     path = recorded["tmp"] / "conversations.jsonl"
-    path.write_text("\n".join(json.dumps(c) for c in _jsonl_conversations(recorded)) + "\n")
+    path.write_text("\n".join(json.dumps(c) for c in jsonl_conversations(recorded)) + "\n")
     suite = recorded["tmp"] / "from-jsonl"
     out = assay_main("import", "traces", str(path), "-o", str(suite), "--json")
     assert out.code == 0, out.stderr

@@ -141,7 +141,8 @@ for name in ("openinference", "openinference.semconv", "openinference.semconv.tr
              "openinference.semconv.resource"):
     sys.modules[name] = None  # as if not installed
 from assay.traces import TraceExporter
-from assay.traces.readers import conversations_of_spans, read_file
+from assay.traces.conversations import conversations_of_spans
+from assay.traces.readers import read_file
 from assay.traces.prompts import prompt_diff
 try:
     TraceExporter(path=sys.argv[1])

@@ -36,6 +36,7 @@ def _row(case: dict[str, Any]) -> dict[str, Any]:
     return {
         "badcase_id": case["badcase_id"],
         "status": case["status"],
+        "source": (case.get("source") or {}).get("kind"),
         "severity": case["severity"],
         "layer": case["layer"],
         "suite": (case.get("suite") or {}).get("name"),
@@ -177,16 +178,31 @@ def show(
     )
     out.print(escape(case["phenomenon"]))
     src = case.get("source") or {}
-    out.print(
-        f"source: {src.get('kind')} · run {src.get('run_id')} · {len(src.get('trials') or [])} trials · "
-        f"tasks {', '.join(case.get('task_ids') or [])}"
-    )
+    if src.get("kind") == "trace":
+        traces = src.get("traces") or []
+        where = f" in {traces[0]['file']}" if traces else ""
+        out.print(
+            escape(
+                f"source: trace · {len(traces)} conversation(s) · first trace {src.get('trace')}{where} · "
+                f"tasks {', '.join(case.get('task_ids') or [])}"
+            )
+        )
+    else:
+        out.print(
+            f"source: {src.get('kind')} · run {src.get('run_id')} · {len(src.get('trials') or [])} trials · "
+            f"tasks {', '.join(case.get('task_ids') or [])}"
+        )
     out.print(f"signature: {', '.join((case.get('signature') or {}).get('graders') or [])}")
     if case.get("root_cause") or case.get("owner"):
         out.print(
             f"root cause: {escape(case.get('root_cause') or '–')} · "
             f"owner: {escape(str(case.get('owner') or '–'))}"
         )
+    if ev.get("report") is not None:
+        report = (
+            ev["report"] if isinstance(ev["report"], str) else json.dumps(ev["report"], ensure_ascii=False)
+        )
+        out.print(f"report: {escape(report[:2000])}")
     for g in ev.get("grader_reasons") or []:
         out.print(f"  ✗ {g['grader']} ({g['category']}): {escape(g['reason'])}")
     for m in ev.get("transcript") or []:

@@ -22,7 +22,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
         "Run a suite without and with tool faults (or perturbations: metamorphic relations); compare.",
     ),
     "badcase": (
-        ("badcase",),
+        ("badcase", "badcase_sources"),
         "Badcases: failures with evidence and root cause, and their way back into the suite.",
     ),
     "suite": (("suite",), "Suite versions (accept flow-back tasks, diff) and holdout discipline (status)."),

@@ -1,4 +1,5 @@
-"""Flag-matrix experiments: ``assay run --flag-matrix a=off,on ...`` runs every arm;
+"""Flag-matrix experiments: ``assay run --flag a=off/on --flag b=off/on`` (or its alias
+``--flag-matrix a=off,on``) runs every arm;
 ``assay experiment show|list`` analyses them (main effects, interactions)."""
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from ..store.experiments import list_experiments, load_experiment, write_experim
 from ..store.store import Store, now_iso
 from .app import JsonOpt, StoreOpt, app, err, out, print_json, terminate_as_interrupt
 
-experiment_app = typer.Typer(help="Flag-matrix experiments (assay run --flag-matrix).", no_args_is_help=True)
+experiment_app = typer.Typer(
+    help="Flag-matrix experiments (assay run --flag NAME=A/B ...).", no_args_is_help=True
+)
 app.add_typer(experiment_app, name="experiment")
 
 
@@ -89,7 +92,8 @@ def _analysis(st: Store, document: dict[str, Any]) -> dict[str, Any]:
     if len(document["arms"]) < expected:
         raise AssayError(
             f"experiment {document['experiment_id']} has {len(document['arms'])} of {expected} arms "
-            "(it was interrupted); run the experiment again with assay run --flag-matrix and a new --run-id"
+            "(it was interrupted); run the experiment again (assay run --flag NAME=A/B ...) "
+            "with a new --run-id"
         )
     arms = [(arm["flags"], api.Run.load(arm["run_id"], st).results) for arm in document["arms"]]
     return factorial_effects(factors, arms)

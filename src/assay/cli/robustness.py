@@ -108,7 +108,10 @@ def robustness(
 
 def _robustness(spec: RunSpec, as_json: bool) -> None:
     if spec.flag_matrix:
-        raise AssayError("--flag-matrix runs an experiment with plain assay run, not robustness")
+        raise AssayError(
+            "crossed flags (--flag NAME=A/B, --flag-matrix) run an experiment with plain assay run, "
+            "not robustness"
+        )
     if spec.perturb is not None and load_perturbations(spec.perturb):
         _perturbed(spec, as_json)
         return

@@ -286,7 +286,10 @@ def _adaptive(spec: RunSpec, markdown: Path | None, as_json: bool) -> None:
     from ..compare.adaptive import RoundReport, run_until_decided_async
 
     if spec.flag_matrix:
-        raise AssayError("--flag-matrix runs an experiment with plain assay run, not --until-decided")
+        raise AssayError(
+            "crossed flags (--flag NAME=A/B, --flag-matrix) run an experiment with plain assay run, "
+            "not --until-decided"
+        )
     from ..report.markdown import adaptive_markdown
     from .decide import show_markdown, write_text
 

@@ -39,12 +39,18 @@ RUN_OPTIONS: list[tuple[str, Any, tuple[str, ...], str]] = [
         "Label of the agent's prompt (part of the config).",
     ),
     ("param", list[str] | None, ("--param", "-p"), "Config parameter KEY=VALUE (JSON value): temperature=0."),
-    ("flag", list[str] | None, ("--flag",), "Feature flag of the system under test, KEY=VALUE."),
+    (
+        "flag",
+        list[str] | None,
+        ("--flag",),
+        "Feature flag of the system under test, KEY=VALUE; KEY=A/B (or A/B/C...) crosses its levels "
+        "into arms of an experiment (repeat to cross flags; \\/ is a literal slash; docs/lifecycle.md).",
+    ),
     (
         "flag_matrix",
         list[str] | None,
         ("--flag-matrix",),
-        "Cross a flag's levels into arms, NAME=LEVEL,LEVEL (repeat to cross flags; docs/lifecycle.md).",
+        "Alias of --flag NAME=A/B with commas: NAME=LEVEL,LEVEL crosses a flag's levels into arms.",
     ),
     ("judge", list[str] | None, ("--judge",), "LLM judge model spec (repeat for a panel): openai:gpt-4o."),
     ("judge_option", list[str] | None, ("--judge-option",), "Judge client setting KEY=VALUE (base_url...)."),
@@ -178,10 +184,16 @@ def spec_fields(options: dict[str, Any]) -> dict[str, Any]:
     for name, value in options.items():
         if value is None or value == [] or name == "spec_file":
             continue
-        if name in _MAPPINGS:
+        if name == "flag":
+            fixed, crossed = parse_flags(value)
+            if fixed:
+                fields["flags"] = fixed
+            if crossed:
+                _cross(fields, crossed, "--flag")
+        elif name in _MAPPINGS:
             fields[_MAPPINGS[name]] = parse_params(value, "--" + name.replace("_", "-"))
         elif name == "flag_matrix":
-            fields["flag_matrix"] = parse_matrix(value)
+            _cross(fields, parse_matrix(value), "--flag-matrix")
         elif name in _LIMITS:
             limits[name] = value
         else:
@@ -189,6 +201,83 @@ def spec_fields(options: dict[str, Any]) -> dict[str, Any]:
     if limits:
         fields["limits"] = limits
     return fields
+
+
+def _cross(fields: dict[str, Any], crossed: dict[str, list[Any]], option: str) -> None:
+    """Add crossed flags to the spec's matrix (``--flag NAME=A/B`` and ``--flag-matrix``
+    fill the same one); a flag crossed twice is a mistake."""
+    from ..errors import AssayError
+
+    matrix = fields.setdefault("flag_matrix", {})
+    twice = sorted(set(matrix) & set(crossed))
+    if twice:
+        raise AssayError(
+            f"{option} {twice[0]}=...: flag {twice[0]!r} is already crossed; give its levels once"
+        )
+    matrix.update(crossed)
+
+
+def split_levels(value: str) -> list[str]:
+    """``on/off`` -> ``["on", "off"]``: a value split at each ``/`` that is not escaped
+    (``\\/`` is a literal slash, ``\\\\`` a literal backslash; any other backslash stays)."""
+    parts, current, i = [], [], 0
+    while i < len(value):
+        char = value[i]
+        if char == "\\" and i + 1 < len(value) and value[i + 1] in "/\\":
+            current.append(value[i + 1])
+            i += 2
+            continue
+        if char == "/":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+        i += 1
+    parts.append("".join(current))
+    return parts
+
+
+def _json_or_text(text: str) -> Any:
+    """``text`` parsed as JSON, or ``text`` itself (the same object) when it is not JSON."""
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def parse_flags(items: list[str]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """``--flag`` values: ``NAME=VALUE`` fixes a flag; ``NAME=A/B[/C]`` crosses its levels
+    (as ``--flag-matrix NAME=A,B``). Values and levels are JSON when they parse, else
+    strings; ``\\/`` is a literal slash, and a JSON object, array or quoted string is one
+    value whole (``--flag 'route="a/b"'``)."""
+    from ..errors import AssayError
+
+    fixed: dict[str, Any] = {}
+    crossed: dict[str, list[Any]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise AssayError(f"--flag {item!r}: expected NAME=VALUE, or NAME=LEVEL/LEVEL to cross levels")
+        whole = _json_or_text(value) if value.strip()[:1] in ("{", "[", '"') else value
+        if whole is not value:  # a JSON object, array or quoted string: one value
+            fixed[key] = whole
+            crossed.pop(key, None)
+            continue
+        levels = split_levels(value)
+        if len(levels) == 1:
+            fixed[key] = _json_or_text(levels[0])
+            crossed.pop(key, None)
+            continue
+        if not all(level.strip() for level in levels):
+            raise AssayError(
+                f"--flag {item!r}: a level is empty; expected NAME=LEVEL/LEVEL (e.g. new_flow=on/off; "
+                "\\/ for a slash inside a value)"
+            )
+        crossed[key] = [_json_or_text(level.strip()) for level in levels]
+        fixed.pop(key, None)
+    return fixed, crossed
 
 
 def parse_matrix(items: list[str], option: str = "--flag-matrix") -> dict[str, list[Any]]:

@@ -69,7 +69,8 @@ class RunSpec(_Strict):
     """Feature flags of the system under test."""
     flag_matrix: dict[str, list[Any]] = Field(default_factory=dict)
     """Flags crossed into a factorial experiment: one run (arm) per combination of
-    levels, each its own configuration (``assay run --flag-matrix name=off,on``)."""
+    levels, each its own configuration (``assay run --flag name=off/on``, or its alias
+    ``--flag-matrix name=off,on``)."""
     judges: list[str] = Field(default_factory=list)
     model_options: dict[str, Any] = Field(default_factory=dict)
     """Settings of the agent's and user's model clients (base_url, rpm...): not under test."""

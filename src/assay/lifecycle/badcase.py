@@ -44,12 +44,27 @@ class TrialRef(_Strict):
     trial_index: int
 
 
+class TraceRef(_Strict):
+    """A recorded conversation a badcase stands for (``assay badcase from-traces``)."""
+
+    trace_id: str | None = None
+    """The trace's id (OTLP, Phoenix), or the JSONL conversation's ``id``."""
+    file: str
+    task_id: str
+    """The conversation's task: the suite task an assay trace was recorded from, else the
+    id ``assay import traces`` gives the conversation's replay task."""
+    run_id: str | None = None
+    trial_index: int | None = None
+
+
 class Source(_Strict):
     kind: SourceKind = "manual"
     run_id: str | None = None
     trials: list[TrialRef] = Field(default_factory=list)
     trace: str | None = None
-    """The imported trace (a file, an id) for ``kind: trace``."""
+    """The first imported trace (its id, else file and conversation) for ``kind: trace``."""
+    traces: list[TraceRef] = Field(default_factory=list)
+    """Every recorded conversation of a ``kind: trace`` badcase."""
 
 
 class Link(_Strict):

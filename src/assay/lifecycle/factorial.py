@@ -1,6 +1,6 @@
 """Flag-matrix experiments: main effects and interactions of feature flags.
 
-``assay run --flag-matrix a=off,on --flag-matrix b=off,on`` runs one arm per
+``assay run --flag a=off/on --flag b=off/on`` (or ``--flag-matrix a=off,on ...``) runs one arm per
 combination of levels (a full factorial design), all on the same tasks with the same
 seed. The unit of analysis is the task: for each task and arm, ``y`` is the task's
 success rate over its counted trials; only tasks counted in every arm are used.

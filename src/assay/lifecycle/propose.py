@@ -93,41 +93,61 @@ def phenomenon_of(cluster: Cluster) -> str:
     return f"{line} ({len(cluster.trials)} trials, {len(cluster.task_ids)} tasks)"
 
 
-def _excerpt(transcript: Transcript | None) -> list[dict[str, Any]]:
-    """The conversation, long messages cut, the middle left out of long ones."""
-    if transcript is None:
-        return []
-    messages = transcript.messages
+def cut_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An excerpt of a conversation (messages as ``role``, ``content``, ``tool_calls``,
+    ``name``, ``error``): long messages cut, the middle left out of long conversations."""
     shown = (
-        messages if len(messages) <= MAX_MESSAGES else [*messages[:4], None, *messages[-(MAX_MESSAGES - 5) :]]
+        list(messages)
+        if len(messages) <= MAX_MESSAGES
+        else [*messages[:4], None, *messages[-(MAX_MESSAGES - 5) :]]
     )
     out: list[dict[str, Any]] = []
     for m in shown:
         if m is None:
             out.append({"role": "...", "content": f"({len(messages) - MAX_MESSAGES + 1} messages left out)"})
             continue
-        item: dict[str, Any] = {"role": m.role, "content": m.content[:MAX_CHARS]}
-        if m.tool_calls:
-            item["tool_calls"] = [{"name": c.name, "arguments": c.arguments} for c in m.tool_calls]
-        if m.name:
-            item["name"] = m.name
-        if m.error:
-            item["error"] = True
+        item = {k: v for k, v in m.items() if k in ("role", "tool_calls", "name", "error") and v}
+        item["role"] = m.get("role", "?")
+        item["content"] = str(m.get("content") or "")[:MAX_CHARS]
         out.append(item)
     return out
+
+
+def _excerpt(transcript: Transcript | None) -> list[dict[str, Any]]:
+    """The trial's conversation, cut as :func:`cut_messages` does."""
+    if transcript is None:
+        return []
+    return cut_messages(
+        [
+            {
+                "role": m.role,
+                "content": m.content,
+                "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in m.tool_calls],
+                "name": m.name,
+                "error": m.error,
+            }
+            for m in transcript.messages
+        ]
+    )
 
 
 def evidence_of(
     cluster: Cluster, info: RunInfo, transcripts: Transcripts, redactor: Redactor
 ) -> dict[str, Any]:
     """The cluster's evidence, redacted in one session (pseudonyms agree across parts)."""
+    done = redactor.redact(raw_evidence(cluster, info, transcripts))
+    return {**done.value, "redaction": done.summary()}
+
+
+def raw_evidence(cluster: Cluster, info: RunInfo, transcripts: Transcripts) -> dict[str, Any]:
+    """The cluster's evidence before redaction (its first trial's, and the reasons of all)."""
     first = cluster.first
     reasons = Counter(
         f"{grader}: {normalize_reason(reason)}"
         for r in cluster.trials
         for grader, _, reason in failing_grades(r)
     )
-    raw = {
+    return {
         "trial": {"run_id": first.run_id, "task_id": first.task_id, "trial_index": first.trial_index},
         "termination": first.termination,
         "grader_reasons": [
@@ -148,8 +168,6 @@ def evidence_of(
             "git_commit": first.git_commit,
         },
     }
-    done = redactor.redact(raw)
-    return {**done.value, "redaction": done.summary()}
 
 
 def badcase_id(info: RunInfo, cluster: Cluster) -> str:

@@ -1,5 +1,6 @@
 """JSON endpoints of the viewer: run list and status (for live pages), and the paged,
-filtered, sorted rows behind the task and trial tables."""
+filtered, sorted rows behind the task and trial tables (rows of holdout tasks are looks
+at the holdout, logged: :mod:`.holdout`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 
 from .data import RunCache, page
+from .holdout import looked
 
 router = APIRouter(prefix="/api")
 
@@ -33,7 +35,9 @@ def status(request: Request, run_id: str) -> dict[str, Any]:
 @router.get("/runs/{run_id}/summary")
 def summary(request: Request, run_id: str) -> dict[str, Any]:
     """The run's summary (``assay show RUN --json``) with intervals and breakdowns."""
-    view = dict(cache(request).get(run_id).view)
+    loaded = cache(request).get(run_id)
+    looked(request, loaded)
+    view = dict(loaded.view)
     view.pop("distributions", None)
     return view
 
@@ -54,7 +58,7 @@ def tasks(
 ) -> dict[str, Any]:
     """A page of the per-task table."""
     loaded = cache(request).get(run_id)
-    return page(
+    rows = page(
         loaded.view["summary"]["tasks"],
         offset=offset,
         limit=limit,
@@ -63,6 +67,8 @@ def tasks(
         q=q,
         filters={"stratum": stratum, "split": split, "tags": tags, "outcome": outcome},
     )
+    looked(request, loaded, (r["task_id"] for r in rows["rows"]))
+    return rows
 
 
 @router.get("/runs/{run_id}/trials")
@@ -80,7 +86,7 @@ def trials(
 ) -> dict[str, Any]:
     """A page of the trial table (failed trials first by default)."""
     loaded = cache(request).get(run_id)
-    return loaded.trials.page(
+    rows = loaded.trials.page(
         offset=offset,
         limit=limit,
         sort=sort,
@@ -89,3 +95,5 @@ def trials(
         filters={"outcome": outcome, "termination": termination, "task_id": task_id},
         search=("task_id", "category", "termination", "root_cause"),
     )
+    looked(request, loaded, (r["task_id"] for r in rows["rows"]))
+    return rows

@@ -11,14 +11,31 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from ..lifecycle.badcase import LAYERS, STATUSES
 from ..store.badcases import BadcaseNotFound, list_badcases, load_badcase
 from .app import render
+from .holdout import looked_in_store
 
 router = APIRouter()
 
 
 def _rows(request: Request, status: str, layer: str, suite: str) -> list[dict[str, Any]]:
-    return list_badcases(
+    rows = list_badcases(
         request.app.state.store, status=status or None, layer=layer or None, suite=suite or None
     )
+    _looked(request, rows)
+    return rows
+
+
+def _looked(request: Request, cases: list[dict[str, Any]]) -> None:
+    """Badcases of holdout tasks (from a run that held them) show those tasks' failures:
+    a look, logged per run (the source run, or the trials' runs) still in the store."""
+    tasks: dict[str, set[str]] = {}
+    for case in cases:
+        source = case.get("source") or {}
+        for t in source.get("trials") or []:
+            tasks.setdefault(str(t["run_id"]), set()).add(str(t["task_id"]))
+        if source.get("run_id") and not source.get("trials"):
+            tasks.setdefault(str(source["run_id"]), set()).update(case.get("task_ids") or [])
+    for run_id, ids in sorted(tasks.items()):
+        looked_in_store(request, run_id, ids)
 
 
 @router.get("/badcases", response_class=HTMLResponse)
@@ -43,6 +60,7 @@ def badcase_page(request: Request, badcase_id: str) -> HTMLResponse:
         case = load_badcase(request.app.state.store, badcase_id)
     except BadcaseNotFound as exc:
         return render(request, "error.html", status_code=404, message=str(exc))
+    _looked(request, [case])
     return render(request, "badcase.html", title=badcase_id, case=case)
 
 
@@ -56,6 +74,8 @@ def badcases_api(request: Request, status: str = "", layer: str = "", suite: str
 def badcase_api(request: Request, badcase_id: str) -> dict[str, Any] | JSONResponse:
     """One badcase document; 404 with an error sentence when the id is unknown."""
     try:
-        return load_badcase(request.app.state.store, badcase_id)
+        case = load_badcase(request.app.state.store, badcase_id)
     except BadcaseNotFound as exc:
         return JSONResponse({"error": str(exc)}, status_code=404)
+    _looked(request, [case])
+    return case

@@ -14,6 +14,7 @@ from ..report.comparison import compare_view
 from ..report.transcript_view import Step, TranscriptView, transcript_view
 from .app import render
 from .data import LoadedRun, RunCache, page
+from .holdout import looked
 
 router = APIRouter()
 
@@ -47,7 +48,8 @@ def compare_page(request: Request, a: str | None = None, b: str | None = None) -
         raise AssayError("pick two different runs to compare")
     la, lb = cache(request).get(a), cache(request).get(b)
     pair = _pair(la, lb)
-    return render(request, "compare.html", title=f"{a} vs {b}", c=pair, a=a, b=b)
+    holdout = looked(request, la) + looked(request, lb)
+    return render(request, "compare.html", title=f"{a} vs {b}", c=pair, a=a, b=b, holdout=holdout)
 
 
 @router.get("/api/compare/tasks")
@@ -64,9 +66,9 @@ def compare_tasks(
     stratum: str = "",
 ) -> dict[str, Any]:
     """A page of the comparison's task rows (flipped first unless sorted otherwise)."""
-    pair = _pair(cache(request).get(a), cache(request).get(b))
-    return page(
-        pair["tasks"],
+    la, lb = cache(request).get(a), cache(request).get(b)
+    rows = page(
+        _pair(la, lb)["tasks"],
         offset=offset,
         limit=limit,
         sort=sort,
@@ -74,6 +76,9 @@ def compare_tasks(
         q=q,
         filters={"change": change, "stratum": stratum},
     )
+    for loaded in (la, lb):
+        looked(request, loaded, (r["task_id"] for r in rows["rows"]))
+    return rows
 
 
 def _pick_trials(a: LoadedRun, b: LoadedRun, task_id: str) -> tuple[int, int]:
@@ -97,6 +102,7 @@ def compare_task_page(
     """One task in runs A and B: transcripts aligned by turn, verdicts and diffs."""
     la, lb = cache(request).get(a), cache(request).get(b)
     da, db = _pick_trials(la, lb, task)
+    holdout = looked(request, la, [task]) + looked(request, lb, [task])
     ta = da if ta is None else ta
     tb = db if tb is None else tb
     views = []
@@ -128,4 +134,5 @@ def compare_task_page(
         next_task=order[pos + 1] if 0 <= pos < len(order) - 1 else None,
         a_trials=sorted(r.trial_index for r in la.run.task_results(task)),
         b_trials=sorted(r.trial_index for r in lb.run.task_results(task)),
+        holdout=holdout,
     )

@@ -18,6 +18,7 @@ from ..graders.registry import is_judge_kind
 from ..store import Store, schema
 from ..store.labels import Label, LabelStore
 from .app import render
+from .holdout import looked_in_store
 from .security import check_token
 
 router = APIRouter()
@@ -95,6 +96,7 @@ def next_item(
         (r,) = store.load_trials(run_id, todo[:1])
         grade = next(g for g in r.grades if g.grader == grader)
         transcript = store.load_transcript(run_id, r.task_id, r.trial_index)
+        looked_in_store(request, run_id, [r.task_id])  # a holdout trial shown to label is a look
         context["item"] = {
             "task_id": r.task_id,
             "trial_index": r.trial_index,

@@ -15,6 +15,7 @@ from ..report.transcript_view import transcript_view
 from ..runner.stored import pick_trial
 from .app import render
 from .data import LoadedRun, RunCache
+from .holdout import looked
 
 router = APIRouter()
 
@@ -42,7 +43,14 @@ def runs_page(request: Request) -> HTMLResponse:
 
 def _overview_context(request: Request, run_id: str) -> dict[str, Any]:
     loaded = cache(request).get(run_id)
-    return {"v": loaded.view, "ch": loaded.charts, "box": _box(loaded), "version": loaded.version}
+    holdout = looked(request, loaded)  # the figures cover every task of the run
+    return {
+        "v": loaded.view,
+        "ch": loaded.charts,
+        "box": _box(loaded),
+        "version": loaded.version,
+        "holdout": holdout,
+    }
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
@@ -74,6 +82,7 @@ def task_page(request: Request, run_id: str, task_id: str, trial: int | None = N
     loaded = cache(request).get(run_id)
     results = loaded.run.task_results(task_id)
     chosen = pick_trial(results, run_id, task_id, trial)
+    holdout = looked(request, loaded, [task_id])
     tv = transcript_view(chosen, loaded.run.transcript(task_id, chosen.trial_index))
     meta = next((t for t in loaded.run.tasks if t.task_id == task_id), None)
     row = next((t for t in loaded.view["summary"]["tasks"] if t["task_id"] == task_id), None)
@@ -88,4 +97,5 @@ def task_page(request: Request, run_id: str, task_id: str, trial: int | None = N
         results=results,
         chosen=chosen.trial_index,
         tv=tv,
+        holdout=holdout,
     )

@@ -19,6 +19,7 @@ from ..errors import AssayError
 from ..report.ranking import Battle, battles_from_runs, history, load_votes, rank
 from .app import render
 from .data import RunCache
+from .holdout import holdout_ids, looked
 
 router = APIRouter()
 
@@ -47,7 +48,13 @@ def _battles(request: Request, suite: str | None) -> tuple[list[Battle], dict[st
         info["error"] = "this suite version has fewer than two runs; rankings need at least two"
         return [], info
     cache: RunCache = request.app.state.cache
-    return battles_from_runs([cache.get(i).run for i in ids]), info
+    loaded = [cache.get(i) for i in ids]
+    battles = battles_from_runs([x.run for x in loaded])
+    # a holdout task two ranked runs share decides battles: the ratings show it
+    seen = Counter(t.task_id for x in loaded for t in x.run.tasks)
+    for x in loaded:
+        looked(request, x, [t for t in holdout_ids(x) if seen[t] > 1])
+    return battles, info
 
 
 @router.get("/rank", response_class=HTMLResponse)

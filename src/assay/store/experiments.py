@@ -1,4 +1,4 @@
-"""Flag-matrix experiments (``assay run --flag-matrix``): one JSON document each (schema
+"""Flag-matrix experiments (``assay run --flag NAME=A/B``): one JSON document each (schema
 ``assay.experiment/1``: factors, and for each arm its flag levels and run id)."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The holdout log: every run that contained holdout tasks and every time such a run
-was looked at (shown, reported, compared, gated). Entries are never deleted, not even
-with their run: the log is what says how often the holdout has been seen."""
+was looked at (shown, reported, compared, gated, viewed in ``assay view``). Entries are
+never deleted, not even with their run: the log is what says how often the holdout has
+been seen."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from ..core.results import RunInfo, TaskMeta
 from . import schema
 from .store import Store, now_iso
 
-Action = Literal["run", "show", "report", "compare", "gate", "badcase"]
+Action = Literal["run", "show", "report", "compare", "gate", "badcase", "view", "view-api"]
+"""``view``/``view-api``: a page / the JSON API of ``assay view`` (assay.server.holdout)."""
 
 
 def holdout_tasks(tasks: list[TaskMeta]) -> int:

@@ -280,7 +280,7 @@ holdout_log = Table(
     metadata,
     Column("entry", Integer, primary_key=True, autoincrement=True),
     Column("at", String(40), nullable=False),
-    Column("action", String(20), nullable=False),  # run | show | report | compare | gate
+    Column("action", String(20), nullable=False),  # run|show|report|compare|gate|badcase|view|view-api
     Column("suite_name", String(200), nullable=False),
     Column("suite_version", String(50), nullable=False),
     Column("suite_hash", String(64), nullable=False),

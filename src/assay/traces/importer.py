@@ -26,7 +26,8 @@ import yaml
 from ..core.task import GraderSpec, RecordedCall, Replay, Task, UserScenario
 from ..errors import AssayError
 from ..redact import Redactor
-from .readers import Conversation, conversations_of_spans, read_file
+from .conversations import conversations_of_spans
+from .readers import Conversation, read_records
 
 TASKS_FILE = "tasks.jsonl"
 
@@ -63,12 +64,28 @@ class ImportReport:
         }
 
 
-def read_conversations(paths: list[Path]) -> list[Conversation]:
-    out: list[Conversation] = []
-    for path in paths:
-        spans, conversations = read_file(path)
-        out.extend(conversations_of_spans(spans))
-        out.extend(conversations)
+def read_conversations(paths: list[Path], notes: list[str] | None = None) -> list[Conversation]:
+    """The conversations of the files, in file order (traces first, then JSONL lines);
+    annotations join their trace whichever file they are in (those naming a span or
+    trace of none of the files are counted in ``notes``)."""
+    return [conv for _, conv in conversations_by_file(paths, notes)]
+
+
+def conversations_by_file(
+    paths: list[Path], notes: list[str] | None = None
+) -> list[tuple[Path, Conversation]]:
+    """:func:`read_conversations`, each with the file it came from."""
+    files = [read_records(path) for path in paths]
+    owner = {s.span_id: s.trace_id for f in files for s in f.spans}
+    annotations = [a for f in files for a in f.annotations]
+    traces = set(owner.values())
+    lost = [a for a in annotations if (a.trace_id or owner.get(a.span_id or "")) not in traces]
+    if lost and notes is not None:
+        notes.append(f"{len(lost)} annotation(s) name a span or trace that is in none of the files: left out")
+    out: list[tuple[Path, Conversation]] = []
+    for path, f in zip(paths, files, strict=True):
+        out.extend((path, conv) for conv in conversations_of_spans(f.spans, annotations, owner))
+        out.extend((path, conv) for conv in f.conversations)
     return out
 
 
@@ -89,7 +106,7 @@ def redact_conversation(conv: Conversation, redactor: Redactor, kinds: Counter[s
         [RecordedCall.model_validate(c) for c in out["calls"]],
         conv.tools,
         conv.source,
-    )
+    )  # messages and verdicts are not part of a replay task: left out, not copied unredacted
 
 
 _ID = re.compile(r"[^A-Za-z0-9_.~-]+")
@@ -107,6 +124,13 @@ def _task_id(conv: Conversation, taken: set[str]) -> str:
         candidate, n = f"{base}~{n}", n + 1
     taken.add(candidate)
     return candidate
+
+
+def conversation_task_ids(conversations: list[Conversation]) -> list[str]:
+    """The task id each conversation gets in the suite ``import_traces`` writes (unique,
+    in order), so a badcase of a conversation names the task that replays it."""
+    taken: set[str] = set()
+    return [_task_id(conv, taken) for conv in conversations]
 
 
 def _suite_tasks(
@@ -188,10 +212,9 @@ def import_traces(paths: list[Path], out_dir: Path, options: ImportOptions | Non
         redactor = options.redact if isinstance(options.redact, Redactor) else Redactor()
         conversations = [redact_conversation(c, redactor, kinds) for c in conversations]
     suite, originals = _suite_tasks(conversations, options, notes)
-    taken: set[str] = set()
     tasks: list[Task] = []
     matched = 0
-    for conv in conversations:
+    for conv, task_id in zip(conversations, conversation_task_ids(conversations), strict=True):
         key = (str(conv.source.get("run_seed", "0")), str(conv.source.get("task_id")))
         base = originals.get(key)
         if (
@@ -202,7 +225,7 @@ def import_traces(paths: list[Path], out_dir: Path, options: ImportOptions | Non
             notes.append(f"task {key[1]} has changed since the recording: graded by replay alone")
             base = None
         matched += base is not None
-        tasks.append(conversation_task(conv, _task_id(conv, taken), base, options))
+        tasks.append(conversation_task(conv, task_id, base, options))
     out_dir.mkdir(parents=True, exist_ok=True)
     with (out_dir / TASKS_FILE).open("w", encoding="utf-8") as fh:
         for task in tasks:

@@ -3,14 +3,15 @@ otlp-json`` and the OpenTelemetry Collector's file exporter write), Phoenix's sp
 exports (its REST API / ``phoenix.client`` spans, one list or JSON Lines, attributes
 flat or nested) and the simple JSONL conversation format (docs/traces.md).
 
-Each trace (or JSONL line) becomes a :class:`Conversation`: the user's lines, the tool
-calls with their outputs, the tool definitions when recorded, and where it came from.
+Each trace (or JSONL line) becomes a :class:`Conversation` (``conversations.py`` for
+traces): the user's lines, the tool calls with their outputs, the tool definitions when
+recorded, the messages, what evaluators and annotators said (:mod:`.verdicts`) and
+where it came from. Phoenix's span and trace annotations may sit in the same files.
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,8 +20,8 @@ from typing import Any
 
 from ..core.task import RecordedCall
 from ..errors import AssayError
-from .semconv import OpenInferenceSpanKindValues as Kind
 from .semconv import SpanAttributes as SA
+from .verdicts import Verdict, annotation_verdict, is_annotation, metadata_verdicts
 
 
 class TraceFileError(AssayError):
@@ -39,6 +40,7 @@ class RawSpan:
     kind: str = ""
     status_error: bool = False
     attributes: dict[str, Any] = field(default_factory=dict)
+    status_message: str = ""
 
 
 @dataclass
@@ -50,6 +52,28 @@ class Conversation:
     calls: list[RecordedCall] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
     source: dict[str, Any] = field(default_factory=dict)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    """The conversation as messages (role, content, tool_calls, name, error), for excerpts."""
+    verdicts: list[Verdict] = field(default_factory=list)
+    """What evaluators, annotators and the application said about it."""
+
+
+@dataclass
+class Annotation:
+    """A Phoenix span or trace annotation, before it is joined to its trace."""
+
+    verdict: Verdict
+    trace_id: str | None = None
+    span_id: str | None = None
+
+
+@dataclass
+class TraceRecords:
+    """What one trace file holds."""
+
+    spans: list[RawSpan] = field(default_factory=list)
+    conversations: list[Conversation] = field(default_factory=list)
+    annotations: list[Annotation] = field(default_factory=list)
 
 
 # -- attributes ---------------------------------------------------------------------------
@@ -100,7 +124,7 @@ def _lists(node: Any) -> Any:
     return converted
 
 
-def _json_value(value: Any) -> Any:
+def json_value(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in "{[":
         try:
             return json.loads(value)
@@ -143,6 +167,7 @@ def _otlp_spans(doc: dict[str, Any]) -> Iterator[RawSpan]:
                     kind=str(attrs.get(SA.OPENINFERENCE_SPAN_KIND, "")),
                     status_error=status.get("code") in (2, "STATUS_CODE_ERROR", "ERROR"),
                     attributes=flatten(attrs),
+                    status_message=str(status.get("message") or ""),
                 )
 
 
@@ -172,6 +197,7 @@ def _phoenix_span(s: dict[str, Any]) -> RawSpan:
         kind=kind,
         status_error=str(s.get("status_code", "")).upper() == "ERROR",
         attributes=attrs,
+        status_message=str(s.get("status_message") or ""),
     )
 
 
@@ -181,13 +207,18 @@ def _is_span(d: dict[str, Any]) -> bool:
 
 def read_file(path: str | Path) -> tuple[list[RawSpan], list[Conversation]]:
     """The spans and JSONL conversations of a trace file (any of the formats)."""
+    records = read_records(path)
+    return records.spans, records.conversations
+
+
+def read_records(path: str | Path) -> TraceRecords:
+    """The spans, JSONL conversations and annotations of a trace file."""
     source = Path(path)
     try:
         text = source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TraceFileError(f"cannot read {source}: {getattr(exc, 'strerror', None) or exc}") from None
-    spans: list[RawSpan] = []
-    conversations: list[Conversation] = []
+    records = TraceRecords()
     stripped = text.lstrip()
     whole: Any = None
     if stripped[:1] in "[{":
@@ -216,19 +247,28 @@ def read_file(path: str | Path) -> tuple[list[RawSpan], list[Conversation]]:
                 raise TraceFileError(f"{source}:{number}: expected a JSON object, got {type(item).__name__}")
             try:
                 if "resourceSpans" in item:
-                    spans.extend(_otlp_spans(item))
+                    records.spans.extend(_otlp_spans(item))
                 elif "messages" in item:
-                    conversations.append(conversation_of_messages(item, f"{source}:{number}"))
+                    records.conversations.append(conversation_of_messages(item, f"{source}:{number}"))
+                elif is_annotation(item):
+                    records.annotations.append(
+                        Annotation(annotation_verdict(item), _id(item, "trace_id"), _id(item, "span_id"))
+                    )
                 elif _is_span(item):
-                    spans.append(_phoenix_span(item))
+                    records.spans.append(_phoenix_span(item))
                 else:
                     raise TraceFileError(
-                        f"{source}:{number}: not a span, an OTLP export or a conversation "
-                        "(expected resourceSpans, context/span_id or messages)"
+                        f"{source}:{number}: not a span, an OTLP export, an annotation or a conversation "
+                        "(expected resourceSpans, context/span_id, name/result or messages)"
                     )
             except (KeyError, TypeError, ValueError) as exc:
                 raise TraceFileError(f"{source}:{number}: {type(exc).__name__}: {exc}") from None
-    return spans, conversations
+    return records
+
+
+def _id(item: dict[str, Any], key: str) -> str | None:
+    value = item.get(key)
+    return None if value in (None, "") else str(value)
 
 
 # -- the simple conversation format --------------------------------------------------------
@@ -239,7 +279,7 @@ def _call_of(raw: dict[str, Any], where: str) -> tuple[str, str, dict[str, Any]]
     name = fn.get("name")
     if not isinstance(name, str) or not name:
         raise TraceFileError(f"{where}: tool_calls: each call needs a name")
-    args = _json_value(fn.get("arguments") or {})
+    args = json_value(fn.get("arguments") or {})
     if not isinstance(args, dict):
         raise TraceFileError(f"{where}: tool_calls: the arguments of {name} must be a JSON object")
     return str(raw.get("id") or ""), name, args
@@ -253,6 +293,7 @@ def conversation_of_messages(data: dict[str, Any], where: str) -> Conversation:
     if not isinstance(messages, list):
         raise TraceFileError(f"{where}: messages: expected a list of messages")
     conv = Conversation(str(data.get("id") or ""), source=dict(data.get("metadata") or {}))
+    conv.verdicts = metadata_verdicts(data)
     pending: dict[str, int] = {}
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant", "tool"):
@@ -260,6 +301,9 @@ def conversation_of_messages(data: dict[str, Any], where: str) -> Conversation:
         role, content = m["role"], m.get("content") or ""
         if not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False)
+        shown: dict[str, Any] = {"role": role, "content": content}
+        if role != "system":
+            conv.messages.append(shown)
         if role == "user":
             conv.user_turns.append(content)
         elif role == "assistant":
@@ -267,6 +311,7 @@ def conversation_of_messages(data: dict[str, Any], where: str) -> Conversation:
                 call_id, name, args = _call_of(raw, f"{where}: messages.{i}.tool_calls.{j}")
                 pending[call_id or f"#{len(conv.calls)}"] = len(conv.calls)
                 conv.calls.append(RecordedCall(name=name, arguments=args))
+                shown.setdefault("tool_calls", []).append({"name": name, "arguments": args})
         elif role == "tool":
             key = str(m.get("tool_call_id") or "")
             index = pending.pop(key, None)
@@ -278,156 +323,8 @@ def conversation_of_messages(data: dict[str, Any], where: str) -> Conversation:
                 raise TraceFileError(f"{where}: messages.{i}: a tool result that answers no tool call")
             error = bool(m.get("error")) or content.startswith("Error:")
             conv.calls[index] = conv.calls[index].model_copy(update={"output": content, "error": error})
+            shown["name"] = conv.calls[index].name
+            if error:
+                shown["error"] = True
     conv.tools = [t for t in (data.get("tools") or []) if isinstance(t, dict)]
     return conv
-
-
-# -- traces -> conversations -----------------------------------------------------------------
-
-
-def conversations_of_spans(spans: list[RawSpan]) -> list[Conversation]:
-    """One conversation per trace (traces without a user message or a tool call, such as
-    assay's run span, are left out)."""
-    traces: dict[str, list[RawSpan]] = defaultdict(list)
-    for s in spans:
-        traces[s.trace_id].append(s)
-    out = []
-    for trace_id, members in traces.items():
-        members.sort(key=lambda s: s.start)
-        conv = _assay_conversation(trace_id, members) or _openinference_conversation(trace_id, members)
-        if conv.user_turns or conv.calls:
-            out.append(conv)
-    return out
-
-
-def _tool_call(s: RawSpan) -> RecordedCall:
-    a = s.attributes
-    args = _json_value(a.get(SA.INPUT_VALUE))
-    if not isinstance(args, dict):
-        params = unflatten(a, SA.TOOL_PARAMETERS)
-        args = _json_value(params) if params is not None else {}
-    if not isinstance(args, dict):
-        args = {}
-    output = a.get(SA.OUTPUT_VALUE)
-    error = bool(a.get("assay.tool.error")) or s.status_error
-    caller = a.get("assay.tool.caller", "agent")
-    return RecordedCall(
-        name=str(a.get(SA.TOOL_NAME) or s.name),
-        arguments=args,
-        output="" if output is None else str(output),
-        error=error,
-        caller="user" if caller == "user" else "agent",
-    )
-
-
-def _assay_conversation(trace_id: str, spans: list[RawSpan]) -> Conversation | None:
-    root = next((s for s in spans if s.attributes.get("assay.span.kind") == "trial"), None)
-    if root is None:
-        return None
-    a = root.attributes
-    source = {
-        "trace_id": trace_id,
-        "run_id": a.get("assay.run_id"),
-        "task_id": a.get("assay.task_id"),
-        "trial": a.get("assay.trial_index"),
-        "reward": None if a.get("assay.excluded") else a.get("assay.reward"),
-        "termination": a.get("assay.termination"),
-        "suite": a.get("assay.suite.name"),
-        "suite_hash": a.get("assay.suite.hash"),
-        "task_hash": a.get("assay.task_hash"),
-        "run_seed": a.get("assay.run_seed"),
-        "as_of": a.get("assay.as_of"),
-        "timezone": a.get("assay.timezone"),
-        "agent": a.get("gen_ai.agent.name"),
-    }
-    conv = Conversation(
-        str(a.get("assay.task_id") or trace_id), source={k: v for k, v in source.items() if v is not None}
-    )
-    for s in spans:
-        kind = s.attributes.get("assay.span.kind")
-        if kind == "user" and s.attributes.get(SA.OUTPUT_VALUE) is not None:
-            conv.user_turns.append(str(s.attributes[SA.OUTPUT_VALUE]))
-        elif kind == "tool":
-            conv.calls.append(_tool_call(s))
-    conv.tools = _recorded_tools(spans)
-    return conv
-
-
-def _messages(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
-    value = _json_value(unflatten(a, prefix))
-    if not isinstance(value, list):
-        return []
-    return [m.get("message", m) for m in value if isinstance(m, dict)]
-
-
-def _recorded_tools(spans: list[RawSpan]) -> list[dict[str, Any]]:
-    for s in spans:
-        tools = _json_value(unflatten(s.attributes, SA.LLM_TOOLS))
-        if isinstance(tools, list) and tools:
-            out = []
-            for t in tools:
-                schema = _json_value(t.get("tool", t).get("json_schema") if isinstance(t, dict) else None)
-                if isinstance(schema, dict):
-                    out.append(schema)
-            if out:
-                return out
-    return []
-
-
-def _openinference_conversation(trace_id: str, spans: list[RawSpan]) -> Conversation:
-    """A trace of any OpenInference instrumentation: the LLM call that saw the most
-    messages holds the conversation (user lines, tool calls, tool results); TOOL spans
-    add the calls and outputs the messages lack."""
-    conv = Conversation(trace_id, source={"trace_id": trace_id})
-    best: list[dict[str, Any]] = []
-    for s in spans:
-        if s.kind.upper() != Kind.LLM:
-            continue
-        seen = _messages(s.attributes, SA.LLM_INPUT_MESSAGES) + _messages(
-            s.attributes, SA.LLM_OUTPUT_MESSAGES
-        )
-        if len(seen) >= len(best):
-            best = seen
-    if best:
-        data = {"messages": [_oi_message(m) for m in best if _oi_message(m)["role"] != "system"]}
-        try:
-            parsed = conversation_of_messages(data, f"trace {trace_id}")
-        except TraceFileError:
-            parsed = Conversation(trace_id)
-        conv.user_turns, conv.calls = parsed.user_turns, parsed.calls
-    tool_spans = [_tool_call(s) for s in spans if s.kind.upper() == Kind.TOOL]
-    if not conv.calls:
-        conv.calls = tool_spans
-    else:  # outputs the messages lacked, by order of calls of the same name
-        by_name: dict[str, list[RecordedCall]] = defaultdict(list)
-        for t in tool_spans:
-            by_name[t.name].append(t)
-        for i, call in enumerate(conv.calls):
-            if not call.output and by_name.get(call.name):
-                t = by_name[call.name].pop(0)
-                conv.calls[i] = call.model_copy(update={"output": t.output, "error": t.error})
-    if not conv.user_turns:
-        root = next((s for s in spans if s.parent_id is None), None)
-        text = root.attributes.get(SA.INPUT_VALUE) if root is not None else None
-        if isinstance(text, str) and text:
-            conv.user_turns = [text]
-    conv.tools = _recorded_tools(spans)
-    return conv
-
-
-def _oi_message(m: dict[str, Any]) -> dict[str, Any]:
-    """An OpenInference message (``role``, ``content``, ``tool_calls.i.tool_call.function``)
-    in the conversation format."""
-    calls = []
-    for c in m.get("tool_calls") or []:
-        call = c.get("tool_call", c) if isinstance(c, dict) else {}
-        fn = call.get("function") or {}
-        calls.append(
-            {"id": call.get("id") or "", "name": fn.get("name"), "arguments": fn.get("arguments") or {}}
-        )
-    out: dict[str, Any] = {"role": m.get("role") or "user", "content": m.get("content") or ""}
-    if calls:
-        out["tool_calls"] = calls
-    if m.get("tool_call_id"):
-        out["tool_call_id"] = m["tool_call_id"]
-    return out
