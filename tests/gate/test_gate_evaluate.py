@@ -112,6 +112,24 @@ def test_relative_continuous_with_percent_margin_and_holm() -> None:
     assert evaluate(slower, relaxed, base).passed
 
 
+def test_a_margin_and_a_percent_margin_allow_the_larger() -> None:
+    """Milliseconds: 4 times slower by 5 ms fails 50% alone, passes with a 0.5 s floor;
+    a slowdown past both still fails."""
+    tasks = {f"t{i:02d}": [1, 1] for i in range(20)}
+    base = make_run("A", tasks, latency=lambda t, i: 0.0015 + 0.0001 * int(t[1:]))
+    noisy = make_run("B", tasks, latency=lambda t, i: 0.0065 + 0.0001 * int(t[1:]))
+    slow = make_run("C", tasks, latency=lambda t, i: 0.9 + 0.0001 * int(t[1:]))
+    pct = policy_from_yaml("relative: [{metric: latency_s, margin_pct: 50}]\n")
+    both = policy_from_yaml("relative: [{metric: latency_s, margin_pct: 50, margin: 0.5}]\n")
+    assert not evaluate(noisy, pct, base).passed
+    verdict = evaluate(noisy, both, base)
+    assert verdict.passed and verdict.checks[0].details["margin"] == 0.5
+    assert "margin 0.5 or 50% (the larger)" in (verdict.checks[0].threshold or "")
+    assert not evaluate(slow, both, base).passed
+    big_base = make_run("D", tasks, latency=lambda t, i: 4.0 + 0.01 * int(t[1:]))
+    assert evaluate(big_base, both, big_base).checks[0].details["margin"] == pytest.approx(0.5 * 4.095)
+
+
 def test_relative_checks_without_baseline_and_unknown_direction() -> None:
     policy = policy_from_yaml("relative: [{metric: quality, margin: 0.05}]\n", file="g.yaml")
     v = evaluate(make_run("A", {"t": [1]}), policy)

@@ -186,6 +186,11 @@ class RelativeCheck(_PairedMetricCheck):
     ``test: regression`` (default) fails only when a one-sided test shows the drop is
     larger than the margin; ``test: noninferiority`` fails unless a one-sided test shows
     the drop is smaller than the margin (the burden of proof is on the candidate).
+
+    The margin is ``margin`` (in the metric's units), ``margin_pct`` (% of the
+    baseline's mean) or, both given, the larger of the two: ``{metric: latency_s,
+    margin_pct: 50, margin: 0.5}`` allows a slowdown of 50% or of half a second,
+    whichever is more, so that milliseconds of noise never fail a fast agent.
     """
 
     margin: float | None = Field(default=None, ge=0)
@@ -194,9 +199,9 @@ class RelativeCheck(_PairedMetricCheck):
 
     @model_validator(mode="after")
     def _one_margin(self) -> RelativeCheck:
-        if (self.margin is None) == (self.margin_pct is None):
+        if self.margin is None and self.margin_pct is None:
             raise ValueError(
-                "give exactly one of margin (in the metric's units) or margin_pct (% of baseline)"
+                "give margin (in the metric's units), margin_pct (% of baseline) or both (the larger applies)"
             )
         if self.metric == "quality" and self.margin is not None and self.margin >= 1:
             raise ValueError(f"a quality margin is a share of tasks in [0, 1), got {self.margin}")

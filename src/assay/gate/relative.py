@@ -55,6 +55,15 @@ def _quality(pairing: Pairing, margin: float, confidence: float) -> dict[str, An
     }
 
 
+def allowed_margin(margin: float | None, margin_pct: float | None, baseline: float) -> float:
+    """The drop a relative check allows: ``margin``, ``margin_pct`` % of the baseline's
+    value, or the larger of the two when both are given."""
+    options = [
+        m for m in (margin, None if margin_pct is None else baseline * margin_pct / 100) if m is not None
+    ]
+    return max(options, default=0.0)
+
+
 def _continuous(
     pairing: Pairing,
     metric: str,
@@ -71,7 +80,7 @@ def _continuous(
         have = [r.run_id for r in (pairing.a, pairing.b) if r.measured(name)]
         return f"{metric} is measured on fewer than two common tasks (runs with it: {have or 'none'})"
     a, b = va[both], vb[both]
-    allowed = margin if margin is not None else abs(float(a.mean())) * (margin_pct or 0.0) / 100
+    allowed = allowed_margin(margin, margin_pct, abs(float(a.mean())))
     shifted = sign * (b - a) + allowed
     ci = paired_mean_difference(b, a, clusters=clusters, confidence=confidence)
     return {
@@ -111,7 +120,7 @@ def relative_checks(
         sign = 1.0 if direction == "higher" else -1.0
         if check.metric == "quality":
             base_rate = float(np.mean(pairing.a_pass))
-            margin = check.margin if check.margin is not None else base_rate * (check.margin_pct or 0) / 100
+            margin = allowed_margin(check.margin, check.margin_pct, base_rate)
             result: dict[str, Any] | str = _quality(pairing, min(margin, 0.999), 1 - 2 * alpha)
             if isinstance(result, dict):
                 result["margin"] = margin
@@ -148,7 +157,11 @@ def _result(
     name = check.name or f"{check.metric} vs baseline"
     where = policy.where(f"relative[{i}]")
     alpha = check.alpha or policy.alpha
-    margin_text = f"margin {check.margin:g}" if check.margin is not None else f"margin {check.margin_pct:g}%"
+    given = [
+        f"{check.margin:g}" if check.margin is not None else "",
+        f"{check.margin_pct:g}%" if check.margin_pct is not None else "",
+    ]
+    margin_text = "margin " + " or ".join(g for g in given if g) + (" (the larger)" if all(given) else "")
     threshold = f"{check.test}, {margin_text}, alpha {alpha:g}"
     if isinstance(s, str):
         return CheckResult(
