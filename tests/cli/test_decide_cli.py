@@ -105,21 +105,12 @@ def test_compare_three_runs_and_options(db: Path, capsys: pytest.CaptureFixture[
     assert err == "error: --adjust must be one of holm, bonferroni, bh, not 'sidak'"
 
 
-LATENCY_CHECK = """\
-  - metric: latency_s  # fail only on a proven slowdown of more than 50%
-    margin_pct: 50
-"""
-
-
 def test_gate_passes_careful_fails_hasty_on_high_risk(db: Path, tmp_path: Path) -> None:
     junit, md = tmp_path / "junit.xml", tmp_path / "gate.md"
-    # The example's relative latency check compares the wall-clock times of two runs made
-    # one after the other on a shared machine: which is faster is not the agents' doing and
-    # no test can pin it (tests/gate checks that rule on runs of known latencies).
-    example = (ROOT / "examples" / "gate.yaml").read_text()
-    assert LATENCY_CHECK in example
-    policy = tmp_path / "gate.yaml"
-    policy.write_text(example.replace(LATENCY_CHECK, ""))
+    # The example's relative latency check allows a slowdown of 50% or 0.5 s, the larger:
+    # two runs made one after the other on a loaded machine differ by milliseconds.
+    policy = ROOT / "examples" / "gate.yaml"
+    assert "margin: 0.5" in policy.read_text()
     ok = assay_cli(
         "gate",
         "careful",
