@@ -258,7 +258,9 @@ def test_guardrail_fails_a_candidate_that_improves_the_primary(rollout: Path, tm
 def test_rollout_policy_errors() -> None:
     with pytest.raises(PolicyError, match="a guardrail is a non-inferiority check"):
         policy_from_yaml("guardrails: [{metric: cost_usd, margin: 0.1, test: regression}]\n")
-    with pytest.raises(PolicyError, match=r"<policy>:1: guardrails\[0\]: give exactly one of margin"):
+    with pytest.raises(
+        PolicyError, match=r"<policy>:1: guardrails\[0\]: give margin \(in the metric.s units\), margin_pct"
+    ):
         policy_from_yaml("guardrails: [{metric: cost_usd}]\n")
     with pytest.raises(PolicyError, match="superiority"):
         policy_from_yaml("primary: {metric: quality, min_improvement: 0.1}\n")
