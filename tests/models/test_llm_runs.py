@@ -299,7 +299,9 @@ def test_latency_and_time_to_first_token_per_model(pricing: str, tmp_path: Path)
     assert timing.calls_with_ttft == len(streamed) == len([c for c in calls if c.role == "agent"]) > 0
     assert timing.ttft_s.p50 == pytest.approx(np.percentile(streamed, 50), abs=1e-6)
     assert timing.ttft_s.p95 == pytest.approx(np.percentile(streamed, 95), abs=1e-6)
-    assert 0.03 <= timing.ttft_s.p50 <= timing.ttft_s.p95 < 1.0
+    # the seeded 0.05 +- 0.02 s is a floor; no upper bound: on a loaded 2-core machine a few
+    # loopback requests stall for a second (seen once in a full run: p95 1.08 s, latency too)
+    assert 0.03 <= timing.ttft_s.p50 <= timing.ttft_s.p95
     latencies = [c.latency_s for c in calls]
     assert timing.latency_s.p95 == pytest.approx(np.percentile(latencies, 95), abs=1e-6)
     with_transcripts = [replace(r, transcript=run.transcript(r.task_id, r.trial_index)) for r in run.results]

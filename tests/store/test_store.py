@@ -164,7 +164,20 @@ def _cli(tmp_path: Path, store_url: str, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def test_several_processes_write_one_store(store_url: str, tmp_path: Path) -> None:
+def test_several_processes_write_one_store(tmp_path: Path) -> None:
+    _several_processes_write(str(tmp_path / "store.db"), tmp_path)
+
+
+@pytest.mark.slow  # five CLI processes: 6 s of CPU; the SQLite case above runs by default
+def test_several_processes_write_one_postgres_store(pg_server: str, tmp_path: Path) -> None:
+    from tests.support import postgres
+
+    _several_processes_write(postgres.fresh_database(pg_server), tmp_path)
+
+
+def _several_processes_write(store_url: str, tmp_path: Path) -> None:
+    """Three runs in three processes and two processes racing for one run id write one
+    store: every trial of each run once, the loser of the race told in one line."""
     (tmp_path / "suite").mkdir()
     (tmp_path / "suite" / "suite.yaml").write_text(SUITE)
     procs = [_cli(tmp_path, store_url, "--run-id", f"p{i}", "-k", "4", "--seed", str(i)) for i in range(3)]

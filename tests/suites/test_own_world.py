@@ -147,6 +147,39 @@ def test_hash_follows_the_tool_bodies_and_the_records(library: Path) -> None:
     assert load_suite(library).hash == fourth
 
 
+def test_trials_find_the_domain_without_listing_its_data_again(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading the suite lists and stats the domain's files once; the trials then find
+    the built domain by the stamp the suite carries (a data folder of 698 documents cost
+    every trial 30 ms before). A suite loaded after an edit gets the new world."""
+    from assay.envs import local
+
+    for i in range(50):
+        (library / "data" / f"extra-{i:02d}.jsonl").write_text(
+            f'{{"id": "x{i}", "title": "T{i}", "on_loan": false}}\n'
+        )
+    listed: list[str] = []
+    real = local.source_files
+
+    def counting(root: Path, source: object) -> list[Path]:
+        listed.append(str(root))
+        return real(root, source)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(local, "source_files", counting)
+    suite = load_suite(library)
+    assert len(listed) == 1 and suite.domain_ref.files_seen  # type: ignore[union-attr]
+    done = run(suite, agent="builtin:gold-replay", trials=8, store=str(tmp_path / "s.db"))
+    assert [r.reward for r in done.results] == [1] * 8
+    assert len(listed) == 1  # not once per trial (nor per grader)
+    books = library / "data" / "books.jsonl"
+    books.write_text(books.read_text().replace('"title": "Dune"', '"title": "Dune Messiah"'))
+    edited = load_suite(library)
+    assert len(listed) == 2 and edited.domain_ref != suite.domain_ref
+    assert get_domain(edited.domain_ref).base_state(0).get("books", "b1")["title"] == "Dune Messiah"
+    assert get_domain(suite.domain_ref).base_state(0).get("books", "b1")["title"] == "Dune"
+
+
 def test_files_outside_the_folder_are_read_only_when_named_and_then_hashed(
     library: Path, tmp_path: Path
 ) -> None:

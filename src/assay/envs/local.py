@@ -26,7 +26,7 @@ import json
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from types import ModuleType
@@ -131,6 +131,10 @@ class LocalDomainRef:
     root: str
     source: DomainSource
     suite_name: str = ""
+    files_seen: str = ""
+    """The stamp (paths, sizes, modification times) of the domain's files when the suite
+    was loaded; with it a trial finds the domain built for that version without listing
+    and stating every data file again ('' = look at the files)."""
 
 
 @dataclass
@@ -165,6 +169,8 @@ class LoadedLocalDomain:
     """Every file it was built from (hashed with the suite)."""
     modules: list[str]
     """The code it imported: suite files by path, factories by module."""
+    files_seen: str = ""
+    """The stamp of ``files`` it was built from (see :attr:`LocalDomainRef.files_seen`)."""
 
 
 _LOCK = threading.RLock()
@@ -349,16 +355,28 @@ def _build(ref: LocalDomainRef, files: list[Path]) -> LoadedLocalDomain:
     return LoadedLocalDomain(domain, files, modules)
 
 
+def _stamp(files: list[Path]) -> str:
+    """Paths, sizes and modification times of ``files``: changes when any of them does."""
+    digest = hashlib.sha256()
+    for path in files:
+        st = path.stat()
+        digest.update(f"{path}\0{st.st_mtime_ns}\0{st.st_size}\n".encode())
+    return digest.hexdigest()
+
+
 def load_local_domain(ref: LocalDomainRef) -> LoadedLocalDomain:
-    """The domain a suite brings (built once per process per version of its files)."""
+    """The domain a suite brings (built once per process per version of its files). A
+    ref with ``files_seen`` (set when the suite was loaded) is looked up by that stamp:
+    the data folder is listed only when the domain is built."""
     root = Path(ref.root)
-    files = source_files(root, ref.source)
-    stamps = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
-    key = (ref.root, ref.source.model_dump_json(), ref.suite_name, stamps)
+    files = None if ref.files_seen else source_files(root, ref.source)
+    stamp = ref.files_seen or _stamp(files or [])
+    key = (ref.root, ref.source.model_dump_json(), ref.suite_name, stamp)
     with _LOCK:
         loaded = _CACHE.get(key)
         if loaded is None:
-            loaded = _CACHE[key] = _build(ref, files)
+            built = _build(ref, files if files is not None else source_files(root, ref.source))
+            loaded = _CACHE[key] = replace(built, files_seen=stamp)
     return loaded
 
 

@@ -12,6 +12,7 @@ the web viewer (:mod:`assay.server`) renders the same macros, so both show one p
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import json
 import math
@@ -90,8 +91,10 @@ def configure(env: jinja2.Environment) -> jinja2.Environment:
     return env
 
 
+@functools.cache
 def environment() -> jinja2.Environment:
-    """The Jinja2 environment of the report templates (autoescaped)."""
+    """The Jinja2 environment of the report templates (autoescaped); one per process, so
+    its compiled templates are reused (compiling them is a fifth of a small report)."""
     try:
         import jinja2
     except ImportError:  # pragma: no cover - depends on the environment

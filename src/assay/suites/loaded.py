@@ -22,6 +22,7 @@ class LoadedSuite(Suite):
     _where: dict[str, Any] = PrivateAttr(default_factory=dict)
     _streamed: list[tuple[Path, str]] = PrivateAttr(default_factory=list)
     _modules: list[str] = PrivateAttr(default_factory=list)
+    _domain_files_seen: str = PrivateAttr(default="")
 
     @property
     def hash(self) -> str:
@@ -44,7 +45,7 @@ class LoadedSuite(Suite):
         name, or (a suite that brings its own world) where its module and data are."""
         if isinstance(self.domain, DomainSource):
             root = self._path if self._path is not None else Path.cwd()
-            return LocalDomainRef(str(root.resolve()), self.domain, self.name)
+            return LocalDomainRef(str(root.resolve()), self.domain, self.name, self._domain_files_seen)
         return self.domain
 
     @property

@@ -357,6 +357,7 @@ def _check_domain(
             state.problems.append(located.problem(("domain",), f"building the domain failed: {exc!r}"))
             return False, []
         suite._modules.extend(f"{m} (domain)" for m in loaded.modules)
+        suite._domain_files_seen = loaded.files_seen  # trials find it without listing its files
         return True, loaded.files
     name = suite.domain or "none"
     if name not in DOMAINS:
