@@ -26,6 +26,32 @@ def test_the_table_lists_exactly_the_commands_the_modules_define() -> None:
     assert defined == set(COMMANDS), "update assay/cli/commands.py"
 
 
+def test_every_help_page_shows_flags_without_a_value_placeholder() -> None:
+    """Boolean flags, ``--help`` included, take no value: no ``<bool>`` on any page (the
+    top level, every command, every subcommand of a group)."""
+    from tests.support.cli import assay_main
+
+    from assay.cli.app import load_command
+
+    pages = [(), *((name,) for name in COMMANDS)]
+    for name in COMMANDS:
+        group = load_command(name)
+        pages += [(name, sub) for sub in getattr(group, "commands", {})]
+    for page in pages:
+        shown = assay_main(*page, "--help", env={"COLUMNS": "100"})
+        assert shown.code == 0, (page, shown.err)
+        assert "--help" in shown.stdout and "<bool>" not in shown.stdout, (page, shown.stdout)
+
+
+def test_a_command_is_built_once_per_process() -> None:
+    """In-process callers (tests, notebooks) pay for building a command once: the same
+    click object serves every call, and only the command asked for is built."""
+    from assay.cli.app import _build, load_command
+
+    assert load_command("show") is load_command("show")
+    assert _build("show").name == "show" and _build("badcase").name == "badcase"
+
+
 def test_help_and_version_import_no_command() -> None:
     code = (
         "import sys, assay.cli.app as a\n"

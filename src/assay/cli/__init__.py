@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import AssayError, HarnessError
-from .app import app, err
+from .app import app, err, root_command
 
 __all__ = ["app", "main"]
 
@@ -20,7 +20,7 @@ __all__ = ["app", "main"]
 def main() -> None:
     """Entry point: user mistakes print one line and exit 2; never a traceback."""
     try:
-        code = app(standalone_mode=False)
+        code = root_command()(standalone_mode=False)
     except AssayError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import signal
 import sys
@@ -37,13 +38,44 @@ class LazyGroup(TyperGroup):
         return super().resolve_command(ctx, args)
 
 
+@functools.cache
 def load_command(name: str) -> Any:
-    """Import the modules that define ``name`` and build its click command."""
+    """Import the modules that define ``name`` and build its click command: that command
+    only, once per process (building every registered command cost each in-process call
+    as much as a small run)."""
     import importlib
 
     for module in COMMANDS[name][0]:
         importlib.import_module(f"assay.cli.{module}")
-    command = typer.main.get_group(app).commands[name]
+    command = _build(name)
+    _tidy(command)
+    return command
+
+
+def _build(name: str) -> Any:
+    """The click command (or group) registered on :data:`app` under ``name``."""
+    from typer.main import get_command_from_info, get_command_name, get_group_from_info
+
+    short, markup = app.pretty_exceptions_short, app.rich_markup_mode
+    for info in app.registered_commands:
+        if info.callback is not None and (info.name or get_command_name(info.callback.__name__)) == name:
+            return get_command_from_info(info, pretty_exceptions_short=short, rich_markup_mode=markup)
+    for group in app.registered_groups:
+        if (group.name or (group.typer_instance and group.typer_instance.info.name)) == name:
+            return get_group_from_info(
+                group,
+                pretty_exceptions_short=short,
+                rich_markup_mode=markup,
+                suggest_commands=app.suggest_commands,
+            )
+    return typer.main.get_group(app).commands[name]  # registered some other way
+
+
+@functools.cache
+def root_command() -> Any:
+    """The top-level click group, built once per process (its subcommands are resolved
+    by :class:`LazyGroup`, not read from it)."""
+    command = typer.main.get_command(app)
     _tidy(command)
     return command
 
@@ -51,7 +83,8 @@ def load_command(name: str) -> Any:
 def _tidy(command: Any) -> None:
     """Boolean flags take no value: shown without a ``<bool>`` placeholder; a
     subcommand's line in its group's listing is its help's first paragraph, unwrapped."""
-    for param in command.params:
+    help_option = command.get_help_option(typer.Context(command))  # built once, kept on the command
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
         if getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = ""
     for sub in getattr(command, "commands", {}).values():
