@@ -49,7 +49,8 @@ def test_a_command_is_built_once_per_process() -> None:
     from assay.cli.app import _build, load_command
 
     assert load_command("show") is load_command("show")
-    assert _build("show").name == "show" and _build("badcase").name == "badcase"
+    assert load_command("badcase").name == "badcase" and "add" in load_command("badcase").commands
+    assert _build("show") is not load_command("show") and _build("show").name == "show"
 
 
 def test_help_and_version_import_no_command() -> None:
