@@ -182,3 +182,24 @@ def test_export_redact_writes_a_record_without_the_planted_values(planted: Path,
     assert before["overall"] == after["overall"] and before["tasks"] == after["tasks"]
     page, texts, _ = _report(other, tmp_path / "imported.html")
     assert _leaks([page, *texts.values()]) == [] and "<CARD_1>" in texts["planted/change-phone/1"]
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["console", "json"])
+def test_show_redact_shows_a_trial_without_the_planted_values(planted: Path, as_json: bool) -> None:
+    """``assay show RUN --task T --redact``: the trials' table and the transcript (console
+    or JSON) carry none of the planted values; the same command without --redact shows
+    them, and the rewards are the same either way."""
+    json_flag = ("--json",) if as_json else ()
+    for task in ("change-phone", "charge-card"):
+        args = ("show", "planted", "--task", task, "--store", str(planted), *json_flag)
+        plain, redacted = (
+            assay_main(*args, env={"COLUMNS": "400"}),
+            assay_main(*args, "--redact", env={"COLUMNS": "400"}),
+        )
+        assert plain.code == redacted.code == 0, redacted.stderr
+        assert _leaks([plain.stdout]), task  # the run does show them: the check can fail
+        assert _leaks([redacted.stdout]) == [], task
+        assert "<" in redacted.stdout and ">" in redacted.stdout  # pseudonyms such as <EMAIL_1>
+        if as_json:
+            rewards = [[t["reward"] for t in json.loads(out.stdout)["trials"]] for out in (plain, redacted)]
+            assert rewards[0] == rewards[1]

@@ -21,6 +21,7 @@ from ..store.store import Store
 from ..suites.loader import load_suite
 from .app import JsonOpt, StoreOpt, app, err, out, print_json, terminate_as_interrupt
 from .looks import looked_at
+from .redact_options import RedactConfigOpt, RedactOpt, redactor_on_request
 from .run_options import build_spec, given, spec_fields, with_run_options
 
 _DECIDE = "Adaptive trials (with --until-decided)"
@@ -421,11 +422,17 @@ def show(
     ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
+    redact: RedactOpt = False,
+    redact_config: RedactConfigOpt = None,
 ) -> None:
     """Show a run: summary and per-task table, or one task's trials and transcript.
 
+    --redact replaces secrets and personal data in the trials shown (with --task), for a
+    terminal or a log that others will see.
+
     Example: assay show retail-20260101-120000-abc123 --task refund-15-days-1
     """
+    redactor = redactor_on_request(redact, redact_config)
     st = Store(store)
     loaded = Run.load(run_id, st)
     if task is None or any(t.task_id == task and t.split == "holdout" for t in loaded.tasks):
@@ -441,6 +448,12 @@ def show(
     results = st.load_results(run_id, task)
     chosen = pick_trial(results, run_id, task, trial)
     transcript = st.load_transcript(run_id, task, chosen.trial_index)
+    if redactor is not None:  # each trial with its own pseudonyms, as in reports and exports
+        from ..redact.trial import redact_trial
+
+        results = [redact_trial(r, None, redactor).result for r in results]
+        shown = redact_trial(chosen, transcript, redactor)
+        chosen, transcript = shown.result, shown.transcript
     if as_json:
         from pydantic import TypeAdapter
 
