@@ -105,20 +105,12 @@ def from_run(
         holdout_tasks([t for t in run.tasks if t.task_id in {c for b in cases for c in b.task_ids}]),
     )
     failed = sum(1 for r in run.results if r.reward == 0 or (with_excluded and r.reward is None))
-    new = [c for c in cases if not has_badcase(st, c.badcase_id)]
-    if not dry_run:
-        for case in new:
-            write_badcase(st, case.document())
     doc: dict[str, Any] = {
         "schema": "assay.badcase-proposal/1",
         "run_id": run.run_id,
         "failed_trials": failed,
-        "badcases": len(cases),
-        "new": len(new) if not dry_run else 0,
-        "known": len(cases) - len(new),
-        "rule": cases[0].signature["rule"] if cases else None,
+        **store_new(st, cases, dry_run),
         "proposed": [_row(c.document()) for c in cases],
-        "stored": not dry_run,
     }
     if as_json:
         print_json(doc)
@@ -126,9 +118,31 @@ def from_run(
     out.print(
         _table(doc["proposed"], f"{len(cases)} badcases from {failed} failed trials of run {run.run_id}")
     )
-    err.print(
-        f"{doc['new']} new, {doc['known']} already recorded · rule: {doc['rule']}"
-        + (" · dry run: nothing stored" if dry_run else "")
+    err.print(counts_line(doc))
+
+
+def store_new(st: Store, cases: list[Badcase], dry_run: bool) -> dict[str, Any]:
+    """Store the proposed badcases the store does not hold yet (none with ``dry_run``);
+    the counts every proposal reports (``assay badcase from-run`` / ``from-traces``)."""
+    new = [c for c in cases if not has_badcase(st, c.badcase_id)]
+    if not dry_run:
+        for case in new:
+            write_badcase(st, case.document())
+    return {
+        "badcases": len(cases),
+        "new": 0 if dry_run else len(new),
+        "known": len(cases) - len(new),
+        "rule": cases[0].signature["rule"] if cases else None,
+        "stored": not dry_run,
+    }
+
+
+def counts_line(doc: dict[str, Any]) -> str:
+    """The line under a proposal's table: new, known, the clustering rule, dry run."""
+    return (
+        f"{doc['new']} new, {doc['known']} already recorded"
+        + (f" · rule: {doc['rule']}" if doc["rule"] else "")
+        + ("" if doc["stored"] else " · dry run: nothing stored")
     )
 
 

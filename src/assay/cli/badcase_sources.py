@@ -17,11 +17,11 @@ from ..lifecycle.clustering import DEFAULT_THRESHOLD
 from ..lifecycle.manual import manual_badcase
 from ..lifecycle.traced import badcases_from_traces
 from ..runner.stored import Run, pick_trial
-from ..store.badcases import has_badcase, write_badcase
+from ..store.badcases import write_badcase
 from ..store.holdout import holdout_tasks, log_holdout
 from ..store.store import Store, now_iso
 from .app import JsonOpt, StoreOpt, err, out, print_json
-from .badcase import _row, _table, badcase_app
+from .badcase import _row, _table, badcase_app, counts_line, store_new
 
 
 def _read_evidence(where: str) -> Any:
@@ -154,22 +154,13 @@ def from_traces(
         everything=everything,
         fail_labels=fail_label or (),
     )
-    st = Store(store)
-    new = [c for c in cases if not has_badcase(st, c.badcase_id)]
-    if not dry_run:
-        for case in new:
-            write_badcase(st, case.document())
     doc: dict[str, Any] = {
         "schema": "assay.badcase-proposal/1",
         "files": [str(p) for p in files],
         "conversations": len(conversations),
         "flagged": flagged,
-        "badcases": len(cases),
-        "new": len(new) if not dry_run else 0,
-        "known": len(cases) - len(new),
-        "rule": cases[0].signature["rule"] if cases else None,
+        **store_new(Store(store), cases, dry_run),
         "proposed": [{**_row(c.document()), "trace": c.source.trace} for c in cases],
-        "stored": not dry_run,
         "notes": notes,
     }
     if as_json:
@@ -183,8 +174,4 @@ def from_traces(
     )
     for note in notes:
         err.print(f"[yellow]note:[/] {note}")
-    err.print(
-        f"{doc['new']} new, {doc['known']} already recorded"
-        + (f" · rule: {doc['rule']}" if doc["rule"] else "")
-        + (" · dry run: nothing stored" if dry_run else "")
-    )
+    err.print(counts_line(doc))
