@@ -14,6 +14,10 @@ of an adaptive run (``dispatch_order``), and feeds them to the test the command 
   command's;
 - many more seeds than the CLI can afford: the realised rejection rate with a tight
   interval;
+- the mean trials the decisions needed and the saving against the fixed design of
+  ``adaptive_cli.py`` (Connor's pairs at the true discordance of the +MDE pair);
+  ``--power`` designs the test for another power (the fixed n stays at power 0.8, the
+  comparison of the acceptance);
 - ``--exact`` (H0): for each replicate, the exact probability, given the pairs on which
   the two agents disagreed, that the paired test (``SpendingPaired``) rejects when the
   winners of the disagreeing pairs are fair coins, the null of a paired comparison: the
@@ -40,10 +44,11 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from adaptive_cli import P0, coupling_for  # noqa: E402
-from bernoulli_agent import BernoulliAgent  # noqa: E402
+from bernoulli_agent import BernoulliAgent, cells  # noqa: E402
 
 from assay.compare.dispatch import dispatch_order  # noqa: E402
 from assay.compare.monitors import PairedMonitor  # noqa: E402
+from assay.compare.planning import plan  # noqa: E402
 from assay.compare.spending import Designs, SpendingPaired  # noqa: E402
 from assay.runner.plan import trial_seed  # noqa: E402
 from assay.stats import wilson_interval  # noqa: E402
@@ -62,6 +67,10 @@ class Scenario:
         pairs = args.pairs_correlated if self.correlated else args.pairs
         self.k = max(1, math.ceil(pairs / args.tasks))  # the baseline's trials per task
         self.p = P0 if args.truth == "H0" else P0 + args.mde
+        c = cells(P0, P0 + args.mde, self.icc, self.coupling, args.tasks)
+        fixed = plan(P0, args.mde, alpha=ALPHA, power=POWER, paired=True, discordance=c["p10"] + c["p01"])
+        assert fixed.tasks_needed is not None
+        self.fixed_n: int = fixed.tasks_needed  # what adaptive_cli.py compares with
         self.ids = [f"t{i:04d}" for i in range(args.tasks)]
         self.opening = {t: f"Task {i} of {args.tasks}: say hello." for i, t in enumerate(self.ids)}
 
@@ -81,10 +90,10 @@ class Scenario:
         return a, b
 
 
-def decide(a: list[int], b: list[int], mde: float) -> dict[str, Any]:
+def decide(a: list[int], b: list[int], mde: float, power: float = POWER) -> dict[str, Any]:
     """The command's test fed every outcome at once (a sequential test reads them in order
     and stops where it decides, so this is what the dispatcher's prefixes give)."""
-    monitor = PairedMonitor(a, mde=mde, alpha=ALPHA, power=POWER)
+    monitor = PairedMonitor(a, mde=mde, alpha=ALPHA, power=power)
     reading = monitor.read(b)
     while monitor.prepare is not None:  # a design to make, then read on
         prepare, monitor.prepare = monitor.prepare, None
@@ -119,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--truth", choices=("H0", "+MDE"), default="H0")
     parser.add_argument("--seeds", default="0:30", help="run seeds FIRST:END (END excluded)")
     parser.add_argument("--mde", type=float, default=0.05)
+    parser.add_argument("--power", type=float, default=POWER, help="power the test is designed for")
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--pairs-correlated", type=int, default=1200)
     parser.add_argument("--discordance", type=float, default=0.15)
@@ -173,10 +183,12 @@ def replay(args: argparse.Namespace) -> dict[str, Any]:
     cli = json.loads(args.raw.read_text())["docs"][key] if args.raw else None
     rejected = same = compared = won = discordant = 0
     alphas: list[float] = []
+    needed: list[int] = []
     for seed in range(first, end):
         a, b = sc.outcomes(seed)
-        got = decide(a, b, args.mde)
+        got = decide(a, b, args.mde, args.power)
         rejected += got["decision"] == "reject_h0"
+        needed.append(got["needed"])
         at = seed - args.raw_seed  # the raw file holds replicates raw_seed, raw_seed + 1, ...
         if cli is not None and 0 <= at < len(cli):
             compared += 1
@@ -194,6 +206,10 @@ def replay(args: argparse.Namespace) -> dict[str, Any]:
     low, high = wilson_interval(rejected, runs)
     print(f"{key}, seeds {first}..{end - 1} (coupling {sc.coupling:.4f}, baseline {sc.k} trials per task)")
     print(f"rejected {rejected}/{runs} = {rejected / runs:.4f} [95% CI {low:.4f}, {high:.4f}]")
+    mean, sd = float(np.mean(needed)), float(np.std(needed, ddof=1)) if runs > 1 else 0.0
+    saved = 1 - mean / sc.fixed_n
+    print(f"trials needed: mean {mean:.1f}; fixed n {sc.fixed_n}: saved (needed) {saved:.1%} "
+          f"± {2 * sd / math.sqrt(runs) / sc.fixed_n:.1%} (2 SE)")  # fmt: skip
     if cli is not None:
         print(f"same decision and trials needed as the CLI: {same}/{compared}")
     if alphas:
@@ -202,7 +218,16 @@ def replay(args: argparse.Namespace) -> dict[str, Any]:
     if args.wins:
         print(f"the candidate won {won}/{discordant} = {won / discordant:.4f} of the discordant pairs "
               f"(SE {0.5 / math.sqrt(discordant):.4f})")  # fmt: skip
-    return {"rejected": rejected, "runs": runs, "same": same, "compared": compared, "alphas": alphas}
+    return {
+        "rejected": rejected,
+        "runs": runs,
+        "same": same,
+        "compared": compared,
+        "alphas": alphas,
+        "needed": needed,
+        "fixed_n": sc.fixed_n,
+        "saved_needed": saved,
+    }
 
 
 if __name__ == "__main__":

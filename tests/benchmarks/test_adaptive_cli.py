@@ -104,3 +104,38 @@ def test_replay_makes_the_commands_paired_decisions(bench, tmp_path: Path) -> No
             assert got["compared"] == 2 and got["same"] == 2, (agents, truth, got)
             assert all(0 <= a <= 0.05 for a in got["alphas"])
             assert len(got["alphas"]) == (2 if truth == "H0" else 0)
+
+
+def test_replay_reports_the_saving_against_the_benchmarks_fixed_n(bench) -> None:  # type: ignore[no-untyped-def]
+    """The replay's saving is against the fixed n adaptive_cli.py uses (Connor's pairs at
+    the true discordance of the +MDE pair), and ``--power`` designs the test for another
+    power against the same fixed n."""
+    from types import SimpleNamespace
+
+    import adaptive_replay
+
+    common = ["--tasks", "20", "--mde", "0.15", "--pairs", "200", "--pairs-correlated", "200"]
+    common += ["--discordance", "0.2", "--truth", "+MDE", "--seeds", "0:3"]
+    seen: list[float] = []
+    monitor = adaptive_replay.PairedMonitor
+
+    def spy(*a, power: float, **kw):  # type: ignore[no-untyped-def]
+        seen.append(power)
+        return monitor(*a, power=power, **kw)
+
+    for agents in ("independent", "correlated"):
+        args = adaptive_replay.build_parser().parse_args([*common, "--agents", agents])
+        got = adaptive_replay.replay(args)
+        sc = adaptive_replay.Scenario(args)
+        cli = bench.make_scenarios(
+            [20], [bench.Agents(agents, sc.icc, sc.coupling)], SimpleNamespace(paired_mde=0.15, rate_mde=0.1)
+        )
+        assert got["fixed_n"] == cli[f"20/{agents}/paired/+MDE"].fixed_n
+        assert got["saved_needed"] == pytest.approx(1 - sum(got["needed"]) / 3 / got["fixed_n"])
+        seen.clear()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(adaptive_replay, "PairedMonitor", spy)
+            higher = adaptive_replay.replay(
+                adaptive_replay.build_parser().parse_args([*common, "--agents", agents, "--power", "0.9"])
+            )
+        assert seen == [0.9] * 3 and higher["fixed_n"] == got["fixed_n"]
