@@ -380,3 +380,36 @@ def test_opening_a_new_store_that_another_process_is_setting_up_waits(
     finally:
         other.execute("COMMIT")
         other.close()
+
+
+def test_a_store_growing_while_it_is_checked_is_not_called_truncated(tmp_path: Path, monkeypatch) -> None:
+    """Found by CI (three processes creating one new store): the size was read before the
+    page count, while another process was still writing pages into the write-ahead log
+    and then checkpointing them into the file. Now the size is read after the count."""
+    from assay.store import faults
+
+    db = tmp_path / "growing.db"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE t (x BLOB)")
+    conn.executemany("INSERT INTO t VALUES (?)", [(b"\0" * 4000,) for _ in range(40)])
+    conn.commit()
+    conn.close()
+    full = db.stat().st_size
+    assert full >= 40 * 4096
+    real_stat, calls = Path.stat, []
+
+    def stat(self: Path, *args, **kwargs):  # the first look at the file sees it as it began
+        result = real_stat(self, *args, **kwargs)
+        if self == db:
+            calls.append(1)
+            if len(calls) == 1:
+                return os.stat_result((*result[:6], 4096, *result[7:]))
+        return result
+
+    monkeypatch.setattr(Path, "stat", stat)
+    assert faults.header_problem(db) is None
+    assert len(calls) >= 2
+    monkeypatch.setattr(Path, "stat", real_stat)
+    with db.open("r+b") as f:  # a file really cut short is still a problem
+        f.truncate(4096 * 2)
+    assert faults.header_problem(db) is not None

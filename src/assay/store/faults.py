@@ -157,8 +157,12 @@ def header_problem(path: Path, timeout: float = 30.0, read_only: bool = False) -
         if "locked" in text or "busy" in text:
             return None  # another process is writing: the engine's own errors say more
         return f"SQLite cannot read it ({text})"
+    # In this order, after the page count: another process may be creating the store, its
+    # pages in the write-ahead log and then checkpointed into the file; a size read before
+    # the count would be older than the count and call a growing file truncated.
     wal = path.with_name(path.name + "-wal")
     pending = wal.exists() and wal.stat().st_size > 0  # pages may still be in the write-ahead log
+    size = path.stat().st_size
     if not pending and size < pages * page_size:
         return f"the file is truncated: {size} bytes where it holds {pages} pages of {page_size}"
     return None
