@@ -54,3 +54,49 @@ def test_trials_carry_the_run_configuration_hash(tmp_path: Path) -> None:
     assert run.info.config_hash == run.info.config.hash
     assert {r.config_hash for r in run.results} == {run.info.config.hash}
     assert len(run.results) == 6
+
+
+def test_a_meter_scope_restores_the_meter_when_the_block_raises() -> None:
+    trial = Meter()
+    try:
+        with use_meter(trial, "judge"):
+            raise RuntimeError("boom")
+    except RuntimeError:
+        pass
+    assert current_meter() is None and current_role() == "agent"
+
+
+def test_the_agent_context_makes_its_generator_on_first_use_from_the_trial_seed() -> None:
+    import random
+    from datetime import datetime
+
+    from assay.agents.base import AgentContext
+
+    ctx = AgentContext(1234, "retail", "", datetime(2025, 1, 1), "UTC")
+    assert "rng" not in vars(ctx)  # most agents never draw: no generator is seeded for them
+    draws = [ctx.rng.random() for _ in range(3)]
+    expected = random.Random(1234)
+    assert draws == [expected.random() for _ in range(3)]
+    assert ctx.rng is ctx.rng
+
+
+def test_small_payloads_are_deflated_with_a_window_their_size_and_read_by_plain_zlib() -> None:
+    import os
+    import zlib
+
+    from assay.store.codec import compress, decode_transcript, encode_transcript
+
+    for size in (0, 1, 300, 511, 512, 513, 40_000, 300_000):
+        data = os.urandom(size // 2) + b"a" * (size - size // 2)
+        packed = compress(data)
+        assert zlib.decompress(packed) == data
+        window_bits = (packed[0] >> 4) + 8  # the zlib header's CINFO
+        assert window_bits == max(9, min(15, (size - 1).bit_length()))
+    from pydantic import TypeAdapter
+
+    from assay.core.transcript import Transcript
+
+    transcript = Transcript([], [], "2026-01-01T00:00:00.000+00:00", {})
+    assert decode_transcript(encode_transcript(transcript)) == transcript
+    legacy = zlib.compress(TypeAdapter(Transcript).dump_json(transcript), 1)
+    assert decode_transcript(legacy) == transcript  # rows written before still read

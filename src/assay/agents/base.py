@@ -6,6 +6,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.messages import Message, ToolCall, ToolSpec
@@ -52,10 +53,12 @@ class AgentContext:
     model_options: dict[str, Any] = field(default_factory=dict)
     task: Task | None = None
     trial: int = 0
-    rng: random.Random = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.rng = random.Random(self.seed)
+    @cached_property
+    def rng(self) -> random.Random:
+        """The trial's generator, seeded with :attr:`seed` (made on first use: most agents
+        never draw from it)."""
+        return random.Random(self.seed)
 
 
 AgentFactory = Callable[[AgentContext], Agent]

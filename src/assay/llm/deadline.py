@@ -17,7 +17,7 @@ import asyncio
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 
 
@@ -126,15 +126,28 @@ class TrialClock:
 _clock: ContextVar[TrialClock | None] = ContextVar("assay_llm_clock", default=None)
 
 
-@contextmanager
-def use_clock(clock: TrialClock | None) -> Iterator[TrialClock | None]:
+class _ClockScope:
+    """The context manager of :func:`use_clock` (a class: one per trial)."""
+
+    __slots__ = ("_token", "clock")
+
+    def __init__(self, clock: TrialClock | None):
+        self.clock = clock
+        self._token: Token[TrialClock | None] | None = None
+
+    def __enter__(self) -> TrialClock | None:
+        self._token = _clock.set(self.clock)
+        return self.clock
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _clock.reset(self._token)
+
+
+def use_clock(clock: TrialClock | None) -> _ClockScope:
     """Install ``clock`` for the model calls made inside the block (and in tasks created
     inside it)."""
-    token = _clock.set(clock)
-    try:
-        yield clock
-    finally:
-        _clock.reset(token)
+    return _ClockScope(clock)
 
 
 def current_clock() -> TrialClock | None:

