@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..core.collector import run_collector
 from ..core.results import RunInfo, TaskMeta, TrialResult
 from ..core.spec import REDACTED, RunSpec
 from ..core.task import Limits, Task
@@ -295,7 +296,7 @@ async def _execute(
 
     flusher = asyncio.create_task(writer.run())
     try:
-        with use_cassette(cassette), _sandbox_choice(spec.unsafe_no_sandbox):
+        with use_cassette(cassette), _sandbox_choice(spec.unsafe_no_sandbox), run_collector():
             await runner.execute(jobs, finished_trial)
         writer.close()
     except BaseException:

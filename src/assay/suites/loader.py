@@ -4,16 +4,15 @@ module) or a built-in suite by name. Every problem is collected and reported as
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..core.collector import paused_gc
 from ..core.registry import Registry
 from ..core.sources import (
     Located,
@@ -200,20 +199,6 @@ def load_suite(source: str | Path) -> LoadedSuite:
             raise SuiteError(
                 [Problem(str(source), None, "", f"cannot read {what}{exc.strerror or exc}")]
             ) from None
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many long-lived objects (a
-    100,000-task suite would otherwise pay for repeated full collections), and resume
-    it afterwards (no global side effect survives the load)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _load_suite(source: str | Path) -> LoadedSuite:
