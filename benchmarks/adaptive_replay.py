@@ -16,15 +16,19 @@ of an adaptive run (``dispatch_order``), and feeds them to the test the command 
   interval;
 - the mean trials the decisions needed and the saving against the fixed design of
   ``adaptive_cli.py`` (Connor's pairs at the true discordance of the +MDE pair);
-  ``--power`` designs the test for another power (the fixed n stays at power 0.8, the
-  comparison of the acceptance);
+  ``--power`` asks the test for another power (the fixed n stays at power 0.8, the
+  comparison of the acceptance) and ``--beta-share`` changes the margin the command
+  adds to it for estimating the discordance (1: none, the command before the margin);
 - ``--exact`` (H0): for each replicate, the exact probability, given the pairs on which
   the two agents disagreed, that the paired test (``SpendingPaired``) rejects when the
   winners of the disagreeing pairs are fair coins, the null of a paired comparison: the
   dynamic programme over every winner path that the test itself carries, run to its end.
 
+``--design rate`` replays the rate test of adaptive_cli.py instead (``--threshold 0.8
+--mde 0.1``, the candidate's outcomes in the dispatch order of its own run).
+
 Usage: python benchmarks/adaptive_replay.py --tasks 500 --agents correlated --truth H0
-       --seeds 0:30 [--raw r500.raw] [--exact]
+       --seeds 0:30 [--raw r500.raw] [--exact] [--design rate]
 """
 
 from __future__ import annotations
@@ -47,9 +51,11 @@ from adaptive_cli import P0, coupling_for  # noqa: E402
 from bernoulli_agent import BernoulliAgent, cells  # noqa: E402
 
 from assay.compare.dispatch import dispatch_order  # noqa: E402
-from assay.compare.monitors import PairedMonitor  # noqa: E402
+from assay.compare.fixed import fixed_rate_trials  # noqa: E402
+from assay.compare.monitors import PairedMonitor, RateMonitor  # noqa: E402
 from assay.compare.planning import plan  # noqa: E402
-from assay.compare.spending import Designs, SpendingPaired  # noqa: E402
+from assay.compare.sequential import design_rate  # noqa: E402
+from assay.compare.spending import BETA_SHARE, Designs, SpendingPaired, design_power  # noqa: E402
 from assay.runner.plan import trial_seed  # noqa: E402
 from assay.stats import wilson_interval  # noqa: E402
 
@@ -90,10 +96,71 @@ class Scenario:
         return a, b
 
 
-def decide(a: list[int], b: list[int], mde: float, power: float = POWER) -> dict[str, Any]:
+def replay_rate(args: argparse.Namespace) -> dict[str, Any]:
+    """The rate test of adaptive_cli.py (``--threshold 0.8 --mde RATE_MDE``) replayed:
+    the candidate's outcomes (coupling 0, the agents' icc) at the trial seeds of the
+    run's dispatch order, fed to the command's test (``RateMonitor``)."""
+    first, end = (int(x) for x in args.seeds.split(":"))
+    icc = 0.5 if args.agents == "correlated" else 0.0
+    p = P0 if args.truth == "H0" else P0 + args.rate_mde
+    design = design_rate(P0, P0 + args.rate_mde, ALPHA, POWER)
+    fixed_n = fixed_rate_trials(P0, P0 + args.rate_mde, ALPHA, POWER)
+    ids = [f"t{i:04d}" for i in range(args.tasks)]
+    opening = {t: f"Task {i} of {args.tasks}: say hello." for i, t in enumerate(ids)}
+    k = -(-design.max_steps // args.tasks)
+    key = f"{args.tasks}/{args.agents}/rate/{args.truth}"
+    cli = json.loads(args.raw.read_text())["docs"][key] if args.raw else None
+    rejected = same = compared = 0
+    needed: list[int] = []
+    for seed in range(first, end):
+        order = dispatch_order(ids, k, seed)
+        params = {"p": p, "icc": icc, "coupling": 0.0, "stream": "candidate"}
+        outcomes = [
+            int(
+                BernoulliAgent(SimpleNamespace(params=params, seed=trial_seed(seed, t, j))).passes(opening[t])
+            )  # type: ignore[arg-type]
+            for t, j in order
+        ]
+        reading = RateMonitor(design).read(outcomes)
+        rejected += reading.state.decision == "reject_h0"
+        needed.append(reading.needed if reading.needed is not None else len(outcomes))
+        at = seed - args.raw_seed
+        if cli is not None and 0 <= at < len(cli):
+            compared += 1
+            same += (cli[at]["state"]["decision"], cli[at]["trials_needed"]) == (
+                reading.state.decision,
+                needed[-1],
+            )
+    got = _summary(key, first, end, rejected, needed, fixed_n, f"icc {icc:g}, {k} trials per task")
+    if cli is not None:
+        print(f"same decision and trials needed as the CLI: {same}/{compared}")
+    return {**got, "same": same, "compared": compared}
+
+
+def _summary(
+    key: str, first: int, end: int, rejected: int, needed: list[int], fixed_n: int, about: str
+) -> dict[str, Any]:
+    runs = end - first
+    low, high = wilson_interval(rejected, runs)
+    print(f"{key}, seeds {first}..{end - 1} ({about})")
+    print(f"rejected {rejected}/{runs} = {rejected / runs:.4f} [95% CI {low:.4f}, {high:.4f}]")
+    mean, sd = float(np.mean(needed)), float(np.std(needed, ddof=1)) if runs > 1 else 0.0
+    saved = 1 - mean / fixed_n
+    print(f"trials needed: mean {mean:.1f}; fixed n {fixed_n}: saved (needed) {saved:.1%} "
+          f"± {2 * sd / math.sqrt(runs) / fixed_n:.1%} (2 SE)")  # fmt: skip
+    return {"rejected": rejected, "runs": runs, "needed": needed, "fixed_n": fixed_n, "saved_needed": saved}
+
+
+def decide(
+    a: list[int], b: list[int], mde: float, power: float = POWER, beta_share: float = BETA_SHARE
+) -> dict[str, Any]:
     """The command's test fed every outcome at once (a sequential test reads them in order
-    and stops where it decides, so this is what the dispatcher's prefixes give)."""
+    and stops where it decides, so this is what the dispatcher's prefixes give).
+    ``beta_share``: what the designs' type-II error is of the one asked (the command's
+    :data:`BETA_SHARE`; 1 designs them for ``power`` itself, as before it)."""
     monitor = PairedMonitor(a, mde=mde, alpha=ALPHA, power=power)
+    if beta_share != BETA_SHARE:
+        monitor.spending = SpendingPaired(Designs(mde, ALPHA, power, len(a), beta_share))
     reading = monitor.read(b)
     while monitor.prepare is not None:  # a design to make, then read on
         prepare, monitor.prepare = monitor.prepare, None
@@ -127,8 +194,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--agents", choices=("independent", "correlated"), default="correlated")
     parser.add_argument("--truth", choices=("H0", "+MDE"), default="H0")
     parser.add_argument("--seeds", default="0:30", help="run seeds FIRST:END (END excluded)")
-    parser.add_argument("--mde", type=float, default=0.05)
-    parser.add_argument("--power", type=float, default=POWER, help="power the test is designed for")
+    parser.add_argument("--design", choices=("paired", "rate"), default="paired")
+    parser.add_argument("--mde", type=float, default=0.05, help="the paired test's mde")
+    parser.add_argument("--rate-mde", type=float, default=0.10, help="the rate test's mde (threshold 0.8)")
+    parser.add_argument("--power", type=float, default=POWER, help="power asked (--power of the command)")
+    parser.add_argument(
+        "--beta-share",
+        type=float,
+        default=BETA_SHARE,
+        help="design the paired test for a type-II error this share of 1 - power "
+        f"(default the command's {BETA_SHARE}; 1: for --power itself, the command before it)",
+    )
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--pairs-correlated", type=int, default=1200)
     parser.add_argument("--discordance", type=float, default=0.15)
@@ -171,7 +247,11 @@ def fair_coins(a: list[int], b: list[int], mde: float, sims: int, seed: int) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    replay(build_parser().parse_args(argv))
+    args = build_parser().parse_args(argv)
+    if args.design == "rate":
+        replay_rate(args)
+    else:
+        replay(args)
     return 0
 
 
@@ -186,7 +266,7 @@ def replay(args: argparse.Namespace) -> dict[str, Any]:
     needed: list[int] = []
     for seed in range(first, end):
         a, b = sc.outcomes(seed)
-        got = decide(a, b, args.mde, args.power)
+        got = decide(a, b, args.mde, args.power, args.beta_share)
         rejected += got["decision"] == "reject_h0"
         needed.append(got["needed"])
         at = seed - args.raw_seed  # the raw file holds replicates raw_seed, raw_seed + 1, ...
@@ -204,7 +284,9 @@ def replay(args: argparse.Namespace) -> dict[str, Any]:
         won += sum(y > x for x, y in zip(a, b, strict=True))
     runs = end - first
     low, high = wilson_interval(rejected, runs)
-    print(f"{key}, seeds {first}..{end - 1} (coupling {sc.coupling:.4f}, baseline {sc.k} trials per task)")
+    power = design_power(args.power, args.beta_share)
+    print(f"{key}, seeds {first}..{end - 1} (coupling {sc.coupling:.4f}, baseline {sc.k} trials per task; "
+          f"power {args.power:g} asked, designs for {power:g})")  # fmt: skip
     print(f"rejected {rejected}/{runs} = {rejected / runs:.4f} [95% CI {low:.4f}, {high:.4f}]")
     mean, sd = float(np.mean(needed)), float(np.std(needed, ddof=1)) if runs > 1 else 0.0
     saved = 1 - mean / sc.fixed_n

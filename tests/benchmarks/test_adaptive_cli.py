@@ -104,6 +104,22 @@ def test_replay_makes_the_commands_paired_decisions(bench, tmp_path: Path) -> No
             assert got["compared"] == 2 and got["same"] == 2, (agents, truth, got)
             assert all(0 <= a <= 0.05 for a in got["alphas"])
             assert len(got["alphas"]) == (2 if truth == "H0" else 0)
+            argv = [
+                "--design",
+                "rate",
+                "--tasks",
+                "20",
+                "--agents",
+                agents,
+                "--truth",
+                truth,
+                "--seeds",
+                "0:2",
+            ]
+            rate = adaptive_replay.replay_rate(
+                adaptive_replay.build_parser().parse_args([*argv, "--rate-mde", "0.15", "--raw", str(raw)])
+            )
+            assert rate["compared"] == 2 and rate["same"] == 2, (agents, truth, rate)
 
 
 def test_replay_reports_the_saving_against_the_benchmarks_fixed_n(bench) -> None:  # type: ignore[no-untyped-def]
@@ -139,3 +155,19 @@ def test_replay_reports_the_saving_against_the_benchmarks_fixed_n(bench) -> None
                 adaptive_replay.build_parser().parse_args([*common, "--agents", agents, "--power", "0.9"])
             )
         assert seen == [0.9] * 3 and higher["fixed_n"] == got["fixed_n"]
+    # the command's margin for estimating ψ, and --beta-share 1 without it (as before)
+    a, b = adaptive_replay.Scenario(args).outcomes(0)
+    made: list[float] = []
+    designs = adaptive_replay.Designs
+
+    def record(*a, **kw):  # type: ignore[no-untyped-def]
+        d = designs(*a, **kw)
+        made.append(d.design_power)
+        return d
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(adaptive_replay, "Designs", record)
+        adaptive_replay.decide(a, b, 0.15, 0.8, beta_share=1.0)
+    assert made == [0.8]
+    monitor_now = adaptive_replay.PairedMonitor(a, mde=0.15, alpha=0.05, power=0.8)
+    assert monitor_now.design_power == 0.83

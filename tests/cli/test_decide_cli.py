@@ -250,6 +250,8 @@ def test_run_adaptive_against_a_baseline(db: Path, capsys: pytest.CaptureFixture
     assert 0 <= doc["trials_run"] - doc["trials_needed"] < 3 and doc["trials_needed"] < 52
     assert doc["fixed_n"] > 0 and doc["saved"] == 1 - doc["trials_run"] / doc["fixed_n"]
     assert "round 1: 3 trials read" in err
+    # the discordance estimated: designed for a power raised from the 0.8 asked
+    assert doc["power"] == 0.8 and doc["design_power"] == 0.83
     # every decide option reaches the design: alpha, power, mde, discordance, method
     out, _ = main_cli(
         *args[:-1],
@@ -270,6 +272,8 @@ def test_run_adaptive_against_a_baseline(db: Path, capsys: pytest.CaptureFixture
     )
     design = json.loads(out)["design"]
     assert design["alpha"] == 0.1 and design["beta"] == pytest.approx(0.1) and design["mde"] == 0.3
+    # with the discordance given, the design is for the power asked
+    assert json.loads(out)["power"] == 0.9 and json.loads(out)["design_power"] == 0.9
     assert design["p1"] == pytest.approx((0.6 + 0.3) / 1.2) and json.loads(out)["discordance"]["given"]
     shown_run = json.loads(main_cli("show", "adaptive-hasty", "--json", db=db, capsys=capsys)[0])
     assert shown_run["run"]["completed_trials"] == doc["trials_run"]

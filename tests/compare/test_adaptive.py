@@ -12,8 +12,9 @@ import assay
 from assay.compare.adaptive import default_round, run_until_decided
 from assay.compare.dispatch import dispatch_order
 from assay.compare.fixed import fixed_rate_trials
-from assay.compare.spending import Designs, SpendingPaired
+from assay.compare.spending import Designs, SpendingPaired, design_power
 from assay.errors import AssayError
+from assay.report.markdown import adaptive_markdown
 from assay.runner.api import Run
 from assay.store import Store
 
@@ -67,6 +68,13 @@ def test_paired_pairs_trials_and_stops_within_a_round(setup: tuple[Path, Store, 
     doc = result.to_dict()
     assert doc["schema"] == "assay.adaptive/2" and doc["trials_needed"] == state.observations
     assert doc["discordance"]["observed"] == 1.0 and doc["discordance"]["design"] == 1.0
+    # ψ estimated: the designs are made for a power raised from the one asked, which the
+    # result reports as asked (and the fixed design uses)
+    assert doc["power"] == 0.8 and doc["design_power"] == 0.83 == design_power(0.8)
+    assert result.design is not None and result.design.beta == pytest.approx(0.17)
+    assert "(designed for power 0.83, 0.8 asked: estimating the discordance costs power)" in (
+        adaptive_markdown(result)
+    )
     assert result.fixed is not None and result.fixed.n is not None
     assert (
         "--discordance 1.000" in result.fixed.basis and result.saved == 1 - result.trials_run / result.fixed.n
@@ -92,7 +100,7 @@ def test_msprt_method_is_always_valid(setup: tuple[Path, Store, str]) -> None:
     # Beta(1, 1) mixture after m lost pairs: Λ = 2^m / (m + 1), first ≥ 1/alpha = 20 at m = 8
     assert result.state.observations == 8 and result.trials_needed == 8 and result.state.reason == "upper"
     assert result.always_valid_p is not None and result.always_valid_p <= 0.05
-    assert result.to_dict()["design"] is None
+    assert result.to_dict()["design"] is None and result.to_dict()["design_power"] is None
     with pytest.raises(AssayError, match="method msprt needs against"):
         run_until_decided("x", agent=AGENT, threshold=0.5, method="msprt", store=store)
 
@@ -118,6 +126,7 @@ def test_rate_threshold_and_budget(setup: tuple[Path, Store, str]) -> None:
     assert 6 <= above.trials_run < 6 + 5
     assert above.fixed is not None and above.fixed.n == fixed_rate_trials(0.5, 0.8, 0.05, 0.8)
     assert above.saved == 1 - above.trials_run / above.fixed.n
+    assert above.power == above.design_power == 0.8 and above.design.beta == pytest.approx(0.2)
     capped = run_until_decided(
         str(suite),
         agent=AGENT,

@@ -235,6 +235,8 @@ def _result(
         round_size=window,
         rounds=dispatch.rounds,
         mde=decide.mde,
+        power=decide.power,
+        design_power=decide.power,
     )
     if isinstance(monitor, RateMonitor):
         result.design = monitor.design
@@ -243,7 +245,7 @@ def _result(
         return result
     assert isinstance(monitor, PairedMonitor) and baseline is not None
     result.baseline = baseline.run_id
-    result.design = monitor.design
+    result.design, result.design_power = monitor.design, monitor.design_power
     result.discordance_given = decide.discordance is not None
     result.discordance_design = decide.discordance if result.discordance_given else monitor.discordance
     rewards = {r.key: r.reward for r in run.results}

@@ -23,6 +23,9 @@ class AdaptiveResult:
     trials of the dispatch order up to the one that decided (what the decision read;
     the rest were in flight when it came); ``fixed``: the fixed-sample design of the
     same alpha and power, and ``saved`` the share of its trials the run did not spend.
+    ``power``: the power asked; ``design_power``: the power the test was designed for
+    (higher for the paired test at the discordance the data show, which pays so for
+    estimating it; none for the mixture SPRT).
     """
 
     run: Run
@@ -34,6 +37,8 @@ class AdaptiveResult:
     budget: int
     round_size: int
     mde: float
+    power: float
+    design_power: float | None = None
     rounds: list[RoundReport] = field(default_factory=list)
     design: SequentialDesign | None = None
     fixed: FixedDesign | None = None
@@ -87,6 +92,8 @@ class AdaptiveResult:
             "saved": self.saved,
             "saved_needed": self.saved_needed,
             "mde": self.mde,
+            "power": self.power,
+            "design_power": self.design_power,
             "discordance": None
             if self.mode == "rate"
             else {

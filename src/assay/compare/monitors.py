@@ -44,7 +44,9 @@ class PairedMonitor:
 
     ``baseline[i]``: the baseline's outcome of the i-th trial of the dispatch order.
     ``method="sprt"`` with ``discordance=None`` (the default): the SPRT at the
-    discordance the data show, exact by alpha spending (:mod:`.spending`); with
+    discordance the data show, exact by alpha spending (:mod:`.spending`), its designs
+    made for a power raised to pay for estimating the discordance
+    (:func:`.spending.design_power`); with
     ``discordance``: the calibrated SPRT designed for it; ``method="msprt"``: the
     always-valid mixture SPRT (no design, no futility stop). All also stop when an
     always-valid test shows the runs disagree on fewer than ``mde`` of pairs.
@@ -63,6 +65,7 @@ class PairedMonitor:
         discordance: float | None = None,
     ):
         self.baseline, self.mde, self.alpha, self.method = baseline, mde, alpha, method
+        self.power = power
         self.design: SequentialDesign | None = None
         self.spending: SpendingPaired | None = None
         if method == "sprt" and discordance is not None:
@@ -78,6 +81,14 @@ class PairedMonitor:
     def discordance(self) -> float | None:
         """The discordance the test's current design is made for (spending test)."""
         return None if self.spending is None else self.spending.discordance
+
+    @property
+    def design_power(self) -> float | None:
+        """The power the test's designs are made for (None for the mixture SPRT): above
+        the power asked for the spending test, the power asked with ``discordance``."""
+        if self.spending is not None:
+            return self.spending.designs.design_power
+        return None if self.method == "msprt" else self.power
 
     @property
     def fallback(self) -> str | None:

@@ -354,8 +354,15 @@ def adaptive_markdown(result: AdaptiveResult) -> str:
             text += f"; the SPRT was designed for {result.discordance_design:.2f} ({how})"
         lines.append(text)
     if d is not None:
+        raised = result.design_power is not None and result.design_power > result.power + 1e-9
+        why = (
+            f" (designed for power {result.design_power:g}, {result.power:g} asked: estimating the "
+            "discordance costs power)"
+            if raised
+            else ""
+        )
         lines.append(
-            f"- design: calibrated SPRT, exact alpha {d.exact_alpha:.3f}, power {d.exact_power:.3f}; "
+            f"- design: calibrated SPRT, exact alpha {d.exact_alpha:.3f}, power {d.exact_power:.3f}{why}; "
             f"expected {d.asn_h0:.0f} {unit} under H0 and {d.asn_h1:.0f} under H1 vs {d.fixed_steps} "
             "for a fixed design"
         )
