@@ -35,17 +35,19 @@ def paused_gc() -> Iterator[None]:
 def run_collector() -> Iterator[None]:
     """The collector during a run. What exists when the run starts (modules, the suite
     and its tasks, the plan) lives through it, yet every full collection walked it again:
-    it is frozen out of the collector's reach (``gc.freeze``), and young collections run
-    every :data:`RUN_YOUNG_THRESHOLD` allocations instead of 700, so a trial's short-lived
-    objects mostly die before one looks at them. On a trivial trial this was 13-20% of
-    the harness's CPU (benchmarks/README.md). Runs may overlap (threads, nested runs):
-    the first one in changes the settings, the last one out restores them."""
+    each entry freezes it out of the collector's reach (``gc.freeze``: enter once more
+    when the set-up has made the run's tasks), and young collections run every
+    :data:`RUN_YOUNG_THRESHOLD` allocations instead of 700, so a trial's short-lived
+    objects mostly die before one looks at them. On a trivial trial the collector was
+    13-20% of the harness's CPU (benchmarks/README.md). Runs may overlap (threads,
+    nested runs): the first one in changes the threshold, the last one out restores it
+    and unfreezes what was frozen."""
     global _runs, _saved
     with _lock:
         if _runs == 0:
             _saved = gc.get_threshold()
-            gc.freeze()
             gc.set_threshold(max(_saved[0], RUN_YOUNG_THRESHOLD), _saved[1], _saved[2])
+        gc.freeze()
         _runs += 1
     try:
         yield

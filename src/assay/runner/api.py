@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..core.collector import run_collector
+from ..core.collector import paused_gc, run_collector
 from ..core.results import RunInfo, TaskMeta, TrialResult
 from ..core.spec import REDACTED, RunSpec
 from ..core.task import Limits, Task
@@ -139,20 +139,22 @@ async def run_async(
     else:
         source = str(suite.path or suite.name) if isinstance(suite, LoadedSuite) else str(suite)
         spec = make_spec(source, **fields)
-    resolved = resolve(spec, loaded)
-    await check_models_of(resolved.spec)  # a missing key or a dead endpoint: fail now, store nothing
-    cassette = _cassette(spec)  # a cassette that cannot be read: the same
-    st = store if isinstance(store, Store) else Store(store if store is not None else spec.store)
-    st.check_writable()  # a read-only or corrupt store is refused before anything is written
-    info, metas = _new_info(resolved, st)
-    st.create_run(info, metas)
-    hashes = {m.task_id: m.task_hash for m in metas}
-    write_checks(st, info.run_id, resolved.evidence_checks)
-    log_holdout(st, info, "run", holdout_tasks(metas))  # every look at the holdout is logged
-    del metas
-    context = _context(info, resolved.spec, resolved.suite)
-    jobs = _jobs(info, context, resolved.suite, resolved.tasks, set(), hashes)
-    await _execute(info, spec, st, jobs, 0, executor, progress, on_start, cassette)
+    with run_collector():  # the run's long-lived objects, frozen again once made (_execute)
+        resolved = resolve(spec, loaded)
+        await check_models_of(resolved.spec)  # a missing key or a dead endpoint: fail now, store nothing
+        cassette = _cassette(spec)  # a cassette that cannot be read: the same
+        st = store if isinstance(store, Store) else Store(store if store is not None else spec.store)
+        st.check_writable()  # a read-only or corrupt store is refused before anything is written
+        with paused_gc():  # every task's metadata and hash: long-lived, made at once
+            info, metas = _new_info(resolved, st)
+        st.create_run(info, metas)
+        hashes = {m.task_id: m.task_hash for m in metas}
+        write_checks(st, info.run_id, resolved.evidence_checks)
+        log_holdout(st, info, "run", holdout_tasks(metas))  # every look at the holdout is logged
+        del metas
+        context = _context(info, resolved.spec, resolved.suite)
+        jobs = _jobs(info, context, resolved.suite, resolved.tasks, set(), hashes)
+        await _execute(info, spec, st, jobs, 0, executor, progress, on_start, cassette)
     return Run.load(info.run_id, st)
 
 

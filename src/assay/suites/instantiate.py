@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..core.collector import paused_gc
 from ..core.hashing import derive_seed
 from ..core.sources import ProblemError
 from ..core.task import Task
@@ -122,5 +123,8 @@ def iter_instances(suite: LoadedSuite, seed: int = 0) -> Iterator[Task]:
 
 
 def instantiate(suite: LoadedSuite, seed: int = 0) -> list[Task]:
-    """Every concrete task of ``suite`` for run seed ``seed``, in suite order."""
-    return list(iter_instances(suite, seed))
+    """Every concrete task of ``suite`` for run seed ``seed``, in suite order (made with
+    the collector paused: they live through the run, and full collections during their
+    making took most of a 2,000-task run's set-up)."""
+    with paused_gc():
+        return list(iter_instances(suite, seed))
