@@ -1,6 +1,7 @@
-"""Redaction options shared by the commands that write what may be shared: ``--redact``
-(on request: ``report``, ``export``), ``--no-redact`` (on by default: ``export-traces``,
-``import traces``) and ``--redact-config FILE`` (docs/redaction.md)."""
+"""Redaction options shared by the commands that write or show what may be shared:
+``--redact`` (on request: ``report``, ``export``, ``show``, ``view``), ``--no-redact``
+(on by default: ``export-traces``, ``import traces``) and ``--redact-config FILE``
+(docs/redaction.md)."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from ..errors import AssayError
 from .app import StoreOpt, app, err
+from .redact_options import RedactConfigOpt, RedactOpt, redactor_on_request
 
 
 @app.command()
@@ -23,12 +24,19 @@ def view(
         typer.Option("--votes", help="Votes file (JSONL/CSV) for the ranking page; default: rank the runs."),
     ] = None,
     store: StoreOpt = None,
+    redact: RedactOpt = False,
+    redact_config: RedactConfigOpt = None,
 ) -> None:
     """Browse runs in a web browser: run pages that update live, task drill-down,
     transcripts, two runs side by side, and rankings over time.
 
+    --redact replaces secrets and personal data in every trial the pages and the JSON
+    API show (transcripts, tool calls, outcomes, grader reasons, badcase evidence), for
+    a screen others will see.
+
     Example: assay view --port 8000   (then open http://127.0.0.1:8000)
     """
+    redactor = redactor_on_request(redact, redact_config)  # a bad config: one line, exit 2
     try:
         from ..server import serve
     except ImportError as exc:
@@ -37,4 +45,4 @@ def view(
         ) from None
     if host not in ("127.0.0.1", "localhost", "::1"):
         err.print(f"[yellow]warning: binding {escape(host)}: anyone who can reach it can read your runs[/]")
-    serve(store=store, host=host, port=port, votes=votes)
+    serve(store=store, host=host, port=port, votes=votes, redactor=redactor)

@@ -23,6 +23,7 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ..errors import AssayError, RunNotFound
+from ..redact import Redactor
 from ..report.html import configure
 from ..store import Store
 from .data import RunCache
@@ -62,7 +63,11 @@ def render(request: Request, name: str, status_code: int = 200, **context: Any) 
     """Render a viewer template with the navigation of the app."""
     env: jinja2.Environment = request.app.state.templates
     html = env.get_template(name).render(
-        request=request, nav=request.app.state.nav, csrf_token=request.app.state.csrf_token, **context
+        request=request,
+        nav=request.app.state.nav,
+        csrf_token=request.app.state.csrf_token,
+        redacted=request.app.state.redactor is not None,
+        **context,
     )
     return HTMLResponse(html, status_code=status_code)
 
@@ -97,8 +102,13 @@ def create_app(
     poll_seconds: float = 2.0,
     host: str | None = None,
     allowed_hosts: Sequence[str] = (),
+    redactor: Redactor | None = None,
 ) -> FastAPI:
     """The viewer over ``store``; ``votes`` (a votes file) feeds the ranking page.
+
+    With a ``redactor`` (``assay view --redact``), every trial a page or the JSON API
+    shows is redacted first, one trial at a time (:mod:`assay.server.redaction`); pages
+    say so in their header and API answers carry ``X-Assay-Redacted: 1``.
 
     It answers only to 127.0.0.1, localhost and ::1, plus ``host`` (the address it
     listens on) and ``allowed_hosts``, and refuses cross-origin writes (see
@@ -109,7 +119,8 @@ def create_app(
     st = store if isinstance(store, Store) else Store(store)
     app = FastAPI(title="assay view", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
     app.state.store = st
-    app.state.cache = RunCache(st)
+    app.state.redactor = redactor
+    app.state.cache = RunCache(st, redactor=redactor)
     app.state.votes = Path(votes) if votes is not None else None
     app.state.templates = templates()
     app.state.poll_ms = int(poll_seconds * 1000)
@@ -121,6 +132,13 @@ def create_app(
         token=lambda: app.state.csrf_token,
     )
     threading.Thread(target=_warm_up, daemon=True).start()
+    if redactor is not None:
+
+        @app.middleware("http")
+        async def _say_redacted(request: Request, call_next: Any) -> Response:
+            response: Response = await call_next(request)
+            response.headers["X-Assay-Redacted"] = "1"
+            return response
 
     @app.exception_handler(RunNotFound)
     async def _not_found(request: Request, exc: RunNotFound) -> Response:
@@ -154,12 +172,13 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     votes: str | Path | None = None,
+    redactor: Redactor | None = None,
 ) -> None:
-    """Run the viewer with uvicorn until interrupted."""
+    """Run the viewer with uvicorn until interrupted (``redactor``: see :func:`create_app`)."""
     import uvicorn
 
     _check_bindable(host, port)
-    app = create_app(store, votes=votes, host=host)
+    app = create_app(store, votes=votes, host=host, redactor=redactor)
     print(f"assay view: http://{host}:{port}/  (Ctrl+C to stop)", flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 

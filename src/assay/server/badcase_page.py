@@ -12,6 +12,7 @@ from ..lifecycle.badcase import LAYERS, STATUSES
 from ..store.badcases import BadcaseNotFound, list_badcases, load_badcase
 from .app import render
 from .holdout import looked_in_store
+from .redaction import redact_badcase
 
 router = APIRouter()
 
@@ -21,7 +22,18 @@ def _rows(request: Request, status: str, layer: str, suite: str) -> list[dict[st
         request.app.state.store, status=status or None, layer=layer or None, suite=suite or None
     )
     _looked(request, rows)
-    return rows
+    return [_shown(request, case) for case in rows]
+
+
+def _load(request: Request, badcase_id: str) -> dict[str, Any]:
+    case = load_badcase(request.app.state.store, badcase_id)
+    _looked(request, [case])
+    return _shown(request, case)
+
+
+def _shown(request: Request, case: dict[str, Any]) -> dict[str, Any]:
+    """The badcase as shown: its free text redacted again under ``assay view --redact``."""
+    return redact_badcase(case, request.app.state.redactor)
 
 
 def _looked(request: Request, cases: list[dict[str, Any]]) -> None:
@@ -57,10 +69,9 @@ def badcases_page(request: Request, status: str = "", layer: str = "", suite: st
 def badcase_page(request: Request, badcase_id: str) -> HTMLResponse:
     """One badcase: its source trials, evidence (redacted), triage, links and history."""
     try:
-        case = load_badcase(request.app.state.store, badcase_id)
+        case = _load(request, badcase_id)
     except BadcaseNotFound as exc:
         return render(request, "error.html", status_code=404, message=str(exc))
-    _looked(request, [case])
     return render(request, "badcase.html", title=badcase_id, case=case)
 
 
@@ -74,8 +85,6 @@ def badcases_api(request: Request, status: str = "", layer: str = "", suite: str
 def badcase_api(request: Request, badcase_id: str) -> dict[str, Any] | JSONResponse:
     """One badcase document; 404 with an error sentence when the id is unknown."""
     try:
-        case = load_badcase(request.app.state.store, badcase_id)
+        return _load(request, badcase_id)
     except BadcaseNotFound as exc:
         return JSONResponse({"error": str(exc)}, status_code=404)
-    _looked(request, [case])
-    return case

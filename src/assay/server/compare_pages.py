@@ -15,6 +15,7 @@ from ..report.transcript_view import Step, TranscriptView, transcript_view
 from .app import render
 from .data import LoadedRun, RunCache, page
 from .holdout import looked
+from .redaction import read_trial
 
 router = APIRouter()
 
@@ -107,10 +108,10 @@ def compare_task_page(
     tb = db if tb is None else tb
     views = []
     for loaded, index in ((la, ta), (lb, tb)):
-        result = next(iter(loaded.run.trials([(task, index)])), None)
-        if result is None:
+        shown = read_trial(loaded.run, task, index)
+        if shown is None:
             raise AssayError(f"task {task!r} of run {loaded.run.run_id} has no trial {index}")
-        views.append(transcript_view(result, loaded.run.transcript(task, index)))
+        views.append(transcript_view(*shown))
     empty: list[Step] = []
     rows = list(zip_longest(turns(views[0]), turns(views[1]), fillvalue=empty))
     pair = _pair(la, lb)

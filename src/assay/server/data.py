@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
@@ -20,7 +20,11 @@ from ..report.html import run_charts
 from ..report.runview import build_run_view
 from ..runner.stored import Run
 from ..store import Store, schema
+from .redaction import RedactedRun
 from .trials import TrialTable
+
+if TYPE_CHECKING:
+    from ..redact import Redactor
 
 Version = tuple[str, int]
 
@@ -47,11 +51,14 @@ class LoadedRun:
 
 
 class RunCache:
-    """Loaded runs, least recently used dropped beyond ``size``."""
+    """Loaded runs, least recently used dropped beyond ``size``. With a ``redactor``
+    (``assay view --redact``) every run is a :class:`~.redaction.RedactedRun`: the one
+    place where pages get trials, so each comes back redacted."""
 
-    def __init__(self, store: Store, size: int = 8):
+    def __init__(self, store: Store, size: int = 8, redactor: Redactor | None = None):
         self.store = store
         self.size = size
+        self.redactor = redactor
         self._runs: OrderedDict[str, LoadedRun] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -71,6 +78,8 @@ class RunCache:
                 self._runs.move_to_end(run_id)
                 return hit
         run = Run.load(run_id, self.store)
+        if self.redactor is not None:
+            run = RedactedRun(run, self.redactor)
         frame = run.frame()
         table = TrialTable(frame, self.store.failed_graders(run_id))
         loaded = LoadedRun(run, (run.info.status, len(frame)), build_run_view(run), table)

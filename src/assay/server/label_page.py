@@ -19,6 +19,7 @@ from ..store import Store, schema
 from ..store.labels import Label, LabelStore
 from .app import render
 from .holdout import looked_in_store
+from .redaction import load_trial
 from .security import check_token
 
 router = APIRouter()
@@ -93,9 +94,12 @@ def next_item(
         "item": None,
     }
     if todo and labeller:
-        (r,) = store.load_trials(run_id, todo[:1])
+        (task_id, index) = todo[0]
+        found = load_trial(store, run_id, task_id, index, request.app.state.redactor)
+        if found is None:
+            raise AssayError(f"run {run_id} has no trial {index} of task {task_id!r} to label")
+        r, transcript = found
         grade = next(g for g in r.grades if g.grader == grader)
-        transcript = store.load_transcript(run_id, r.task_id, r.trial_index)
         looked_in_store(request, run_id, [r.task_id])  # a holdout trial shown to label is a look
         context["item"] = {
             "task_id": r.task_id,

@@ -16,6 +16,7 @@ from ..runner.stored import pick_trial
 from .app import render
 from .data import LoadedRun, RunCache
 from .holdout import looked
+from .redaction import read_trial
 
 router = APIRouter()
 
@@ -83,7 +84,8 @@ def task_page(request: Request, run_id: str, task_id: str, trial: int | None = N
     results = loaded.run.task_results(task_id)
     chosen = pick_trial(results, run_id, task_id, trial)
     holdout = looked(request, loaded, [task_id])
-    tv = transcript_view(chosen, loaded.run.transcript(task_id, chosen.trial_index))
+    shown = read_trial(loaded.run, task_id, chosen.trial_index)
+    tv = transcript_view(*shown) if shown is not None else transcript_view(chosen, None)
     meta = next((t for t in loaded.run.tasks if t.task_id == task_id), None)
     row = next((t for t in loaded.view["summary"]["tasks"] if t["task_id"] == task_id), None)
     return render(
