@@ -183,3 +183,30 @@ def test_battles_from_runs_refuses_duplicates_and_other_suites(tmp_path: Path) -
         battles_from_runs([careful, Run.load("other-suite", store)])
     with pytest.raises(AssayError, match="at least two runs"):
         battles_from_runs([careful])
+
+
+def test_battles_from_runs_read_the_reward_column_not_the_trials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.server.support import toy_runs
+
+    from assay.runner.api import Run
+    from assay.store import Store
+
+    store = Store(tmp_path / "s.db")
+    toy_runs(tmp_path, store)
+    runs = [Run.load("careful", store), Run.load("flaky", store)]
+    expected = {}  # each task's winner from the trials themselves
+    for task in runs[0].frame().task_ids:
+        a, b = ([r.reward for r in run.results if r.task_id == task and r.reward is not None] for run in runs)
+        if a and b:
+            ra, rb = sum(a) / len(a), sum(b) / len(b)
+            expected[task] = "a" if ra > rb else "b" if rb > ra else "tie"
+    fresh = [Run.load("careful", store), Run.load("flaky", store)]
+
+    def no_trials(*args: object, **kwargs: object) -> None:
+        raise AssertionError("ranking loaded trial objects")
+
+    monkeypatch.setattr(Store, "load_results", no_trials)
+    battles = battles_from_runs(fresh)
+    assert {b.question_id: b.winner for b in battles} == expected and len(expected) == 6

@@ -184,11 +184,14 @@ def load_votes(path: str | Path) -> list[Battle]:
 
 
 def _run_rate(run: Run) -> dict[str, float]:
-    counted: dict[str, list[int]] = {}
-    for r in run.results:
-        if r.reward is not None:
-            counted.setdefault(r.task_id, []).append(r.reward)
-    return {t: sum(v) / len(v) for t, v in counted.items()}
+    """Each task's success rate over its counted trials, from the run's reward column
+    (no trial is loaded: a run of a million trials ranks as fast as its columns read)."""
+    frame = run.frame()
+    counted = ~np.isnan(frame.reward)
+    tasks = frame.task[counted]
+    sums = np.bincount(tasks, weights=frame.reward[counted], minlength=len(frame.task_ids))
+    counts = np.bincount(tasks, minlength=len(frame.task_ids))
+    return {t: float(sums[i] / counts[i]) for i, t in enumerate(frame.task_ids) if counts[i]}
 
 
 def battles_from_runs(runs: Sequence[Run]) -> list[Battle]:
