@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -241,6 +242,15 @@ class Task(_Strict):
     its recorded tool outputs (docs/traces.md)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     _input_hash: str | None = PrivateAttr(default=None)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Task:
+        """A copy; with ``update`` its input may differ, so its hash is computed again
+        (a cached hash used to travel with the copy: an instance of a spec whose hash had
+        been asked for carried the spec's)."""
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            copied._input_hash = None
+        return copied
 
     @field_validator("limits")
     @classmethod

@@ -4,6 +4,7 @@ task's gold state is reachable."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -88,3 +89,28 @@ def test_initial_state_is_identical_across_resets():
         env.reset(task.initial_state.seed)
         hashes.add(state_hash(env.snapshot()))
     assert len(hashes) == 1
+
+
+def test_a_copy_with_changes_is_hashed_again_and_instances_do_not_inherit_their_specs_hash(
+    tmp_path: Path,
+) -> None:
+    from assay.core.task import Task
+    from assay.suites import load_suite
+    from assay.suites.instantiate import instantiate
+
+    task = Task.model_validate({"id": "a", "user": {"opening": "Say hello."}})
+    cached = task.input_hash()
+    assert task.model_copy().input_hash() == cached  # the same input: the same hash
+    changed = task.model_copy(update={"id": "b"})
+    assert (
+        changed.input_hash()
+        == Task.model_validate({"id": "b", "user": {"opening": "Say hello."}}).input_hash()
+    )
+    assert changed.input_hash() != cached
+    (tmp_path / "suite.yaml").write_text(
+        'name: s\ntasks:\n  - id: t\n    instances: 2\n    user: {opening: "Say hello."}\n'
+    )
+    suite = load_suite(tmp_path)
+    fresh = [t.input_hash() for t in instantiate(suite, 0)]
+    suite.tasks[0].input_hash()  # a hash asked of the spec itself (the traces importer does)
+    assert [t.input_hash() for t in instantiate(suite, 0)] == fresh and len(set(fresh)) == 2
