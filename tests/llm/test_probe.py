@@ -30,8 +30,9 @@ async def probe(server: FakeLLMServer, **fields: Any) -> ProbeResult:
 async def test_probe_recovers_ttft_token_rate_and_rate_limit() -> None:
     """Acceptance (issue 17): server at TTFT 200 ms ± 20, 50 tokens/s, 60 requests/minute.
 
-    Bounds: TTFT p50 within 10% (the server's draws are uniform in [180, 220] ms from
-    random.Random(1)) once the loopback's own floor is taken off: the same probe against
+    Bounds: TTFT p50 never below the median the server drew (uniform in [180, 220] ms from
+    random.Random(1)) and no more than 10% above 200 ms once the loopback's own floor is
+    taken off: the same probe against
     the same server with no latency, measured in this test (about 5 ms on a quiet machine,
     over 20 ms on a 2-core machine under three test workers, which put the raw p50 at 0.223
     once). The raw p50 stays within 25%. Output tokens/s p50 within 10% (the server paces
@@ -55,9 +56,13 @@ async def test_probe_recovers_ttft_token_rate_and_rate_limit() -> None:
     floor = await loopback_ttft()
     m, ramp = result.metrics, result.ramp
     assert ramp is not None and m.ttft_s is not None and m.output_tokens_per_s is not None
-    assert m.ttft_s.p50.value - floor == pytest.approx(0.2, rel=0.10), floor
+    # never earlier than served (the server's own draws: exact whatever the machine's load)
+    assert m.ttft_s.p50.value >= statistics.median(drawn) - 0.005
+    # no more than 10% late once the loopback's own floor is taken off; the floor is
+    # measured apart, so it only bounds this side (a burst of load while it was measured
+    # made it 33 ms against the 13 ms the probe paid, and a two-sided check failed)
+    assert m.ttft_s.p50.value - floor <= 0.2 * 1.10, floor
     assert m.ttft_s.p50.value == pytest.approx(0.2, rel=0.25)
-    assert m.ttft_s.p50.value >= statistics.median(drawn) - 0.005  # never earlier than served
     assert m.output_tokens_per_s.p50.value == pytest.approx(50, rel=0.10)
     assert ramp.rate_limit_rpm == pytest.approx(60, rel=0.15)
     assert ramp.ended_by == "rate_limit" and ramp.first_429_concurrency == 1
