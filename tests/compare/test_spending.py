@@ -97,16 +97,10 @@ def test_type_one_error_is_held_whatever_the_discordance_does() -> None:
 @pytest.mark.slow
 def test_power_at_the_alternative() -> None:
     """+0.2 at discordance 0.4 (θ₁ = 0.75): rejects for the candidate most of the time."""
-    rng = np.random.default_rng(3)
-    designs = Designs(0.2, 0.05, 0.8, 400)
-    wins = []
-    for _ in range(300):
-        u = rng.random(400)
-        a = (u < 0.05).astype(np.int64)  # only the baseline passes: 0.05
-        b = ((u >= 0.05) & (u < 0.4)).astype(np.int64)  # only the candidate: 0.35
-        state = _run(SpendingPaired(designs), a, b)
-        wins.append(state.decision == "reject_h0" and state.better == "b")
-    assert np.mean(wins) >= 0.75
+    # only the baseline passes 0.05 of pairs, only the candidate 0.35
+    assert (
+        _wins_for_b(Designs(0.2, 0.05, 0.8, 400), runs=300, pairs=400, only_a=0.05, discordance=0.4) >= 0.75
+    )
 
 
 @pytest.mark.slow
@@ -117,14 +111,22 @@ def test_the_power_raised_for_estimating_the_discordance_brings_the_power_back()
     powers = []
     for share in (1.0, BETA_SHARE):
         designs = Designs(0.1, 0.05, 0.8, 1200, share)
-        rng = np.random.default_rng(3)
-        wins = []
-        for _ in range(1000):
-            u = rng.random(1200)
-            a = (u < 0.1).astype(np.int64)  # only the baseline passes: 0.1
-            b = ((u >= 0.1) & (u < 0.3)).astype(np.int64)  # only the candidate: 0.2
-            state = _run(SpendingPaired(designs), a, b)
-            wins.append(state.decision == "reject_h0" and state.better == "b")
-        powers.append(float(np.mean(wins)))
+        # only the baseline passes 0.1 of pairs, only the candidate 0.2
+        powers.append(_wins_for_b(designs, runs=1000, pairs=1200, only_a=0.1, discordance=0.3))
     floor = 0.8 - 2 * (0.8 * 0.2 / 1000) ** 0.5
     assert powers[0] < floor <= powers[1], powers
+
+
+def _wins_for_b(designs: Designs, *, runs: int, pairs: int, only_a: float, discordance: float) -> float:
+    """Share of ``runs`` seeded runs (generator seed 3) in which the spending test rejects
+    for the candidate, on pairs where only the baseline passes with probability
+    ``only_a`` and only the candidate with ``discordance - only_a``."""
+    rng = np.random.default_rng(3)
+    wins = []
+    for _ in range(runs):
+        u = rng.random(pairs)
+        a = (u < only_a).astype(np.int64)
+        b = ((u >= only_a) & (u < discordance)).astype(np.int64)
+        state = _run(SpendingPaired(designs), a, b)
+        wins.append(state.decision == "reject_h0" and state.better == "b")
+    return float(np.mean(wins))

@@ -8,21 +8,12 @@ import importlib
 from pathlib import Path
 
 import pytest
+from tests.runner.test_hot_path import TRIVIAL
 
 import assay
 from assay.core.collector import RUN_YOUNG_THRESHOLD, run_collector
 
 SEEN: list[tuple[int, int]] = []
-
-SUITE = """\
-name: gc
-tasks:
-  - id: t
-    instances: 2
-    user: {opening: "Say hello."}
-    graders:
-      - text: {contains: hello}
-"""
 
 
 def observing(conversation: object) -> str:
@@ -31,7 +22,7 @@ def observing(conversation: object) -> str:
 
 
 def test_a_run_freezes_what_exists_collects_less_often_and_restores_both(tmp_path: Path) -> None:
-    (tmp_path / "suite.yaml").write_text(SUITE)
+    (tmp_path / "suite.yaml").write_text(TRIVIAL)  # 3 tasks
     before = gc.get_threshold()
     seen = importlib.import_module("tests.runner.test_collector").SEEN  # the agent's module
     seen.clear()
@@ -39,7 +30,7 @@ def test_a_run_freezes_what_exists_collects_less_often_and_restores_both(tmp_pat
         tmp_path, agent="python:tests.runner.test_collector:observing", trials=2, store=str(tmp_path / "s.db")
     )
     assert run.summary().overall.success_rate == 1.0
-    assert len(seen) == 4
+    assert len(seen) == 6  # 3 tasks x 2 trials
     assert all(threshold == max(before[0], RUN_YOUNG_THRESHOLD) for threshold, _ in seen)
     assert all(frozen > 1000 for _, frozen in seen)  # modules, the suite, the plan
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
