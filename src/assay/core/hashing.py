@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
@@ -27,6 +28,22 @@ def canonical_json(obj: Any) -> str:
 def stable_hash(obj: Any, length: int = 16) -> str:
     """Hex SHA-256 of ``canonical_json(obj)``, truncated to ``length`` characters."""
     return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:length]
+
+
+def stable_hashes(obj: dict[str, Any], key: str, length: int = 16) -> Callable[[str], str]:
+    """``stable_hash`` of ``obj`` with ``key`` set to each string given: the rest of the
+    canonical JSON is encoded once (the instances of a task differ only in their id)."""
+    hole = "\x00assay-hole\x00"
+    parts = canonical_json({**obj, key: hole}).split(canonical_json(hole))
+    if len(parts) != 2:  # the marker also occurs elsewhere: encode each whole
+        return lambda value: stable_hash({**obj, key: value}, length)
+    head, tail = parts[0].encode(), parts[1].encode()
+    sha256 = hashlib.sha256
+
+    def one(value: str) -> str:
+        return sha256(head + canonical_json(value).encode() + tail).hexdigest()[:length]
+
+    return one
 
 
 def derive_seed(*parts: object) -> int:

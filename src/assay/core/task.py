@@ -282,9 +282,21 @@ class Task(_Strict):
         if self._input_hash is None:
             from .hashing import stable_hash
 
-            data = self.model_dump(mode="json", exclude={"metadata"}, exclude_defaults=True)
-            self._input_hash = stable_hash(data)
+            self._input_hash = stable_hash(self.hashed_data())
         return self._input_hash
+
+    def hashed_data(self) -> dict[str, Any]:
+        """What :meth:`input_hash` hashes: the task as JSON data, without its metadata
+        and the fields left at their defaults."""
+        return self.model_dump(mode="json", exclude={"metadata"}, exclude_defaults=True)
+
+    def renamed(self, task_id: str, input_hash: str | None = None) -> Task:
+        """This task under another id (the instances of a spec), with its own metadata
+        dict; ``input_hash``, when the caller has computed it (see
+        :func:`~assay.core.hashing.stable_hashes`), is taken as the copy's hash."""
+        copied = super().model_copy(update={"id": task_id, "metadata": dict(self.metadata)})
+        copied._input_hash = input_hash
+        return copied
 
 
 class SuiteDefaults(_Strict):

@@ -23,6 +23,12 @@ def git_commit() -> str | None:
 
 
 def versions() -> dict[str, str]:
+    """Versions of Python, the platform and the packages that shape a run's results."""
+    return dict(_versions())
+
+
+@lru_cache(maxsize=1)
+def _versions() -> dict[str, str]:  # read from the installed packages' metadata once per process
     found = {"python": platform.python_version(), "platform": platform.platform()}
     for name in ("assay", "pydantic", "sqlalchemy", "numpy"):
         try:

@@ -23,12 +23,15 @@ from ..store.store import Store
 class Run:
     """The results of one configuration on one suite version, in the store.
 
-    ``results`` (every trial's full record, without transcripts) loads on first use;
-    ``summary()`` and ``frame()`` read columns and SQL aggregates instead, so they stay
-    fast on runs of any size."""
+    ``tasks`` (the run's task metadata) and ``results`` (every trial's full record,
+    without transcripts) load on first use; ``summary()`` and ``frame()`` read columns
+    and SQL aggregates instead, so they stay fast on runs of any size."""
 
-    def __init__(self, info: RunInfo, tasks: list[TaskMeta], results: list[TrialResult] | None, store: Store):
-        self.info, self.tasks, self.store = info, tasks, store
+    def __init__(
+        self, info: RunInfo, tasks: list[TaskMeta] | None, results: list[TrialResult] | None, store: Store
+    ):
+        self.info, self.store = info, store
+        self._tasks = tasks
         self._results = results
         self._frame: TrialFrame | None = None
         self._extras: FrameExtras | None = None
@@ -42,6 +45,12 @@ class Run:
         return self.info.run_id
 
     @property
+    def tasks(self) -> list[TaskMeta]:
+        if self._tasks is None:
+            self._tasks = self.store.load_tasks(self.run_id)
+        return self._tasks
+
+    @property
     def results(self) -> list[TrialResult]:
         if self._results is None:
             self._results = self.store.load_results(self.run_id)
@@ -51,7 +60,7 @@ class Run:
     def load(cls, run_id: str, store: Store | str | None = None) -> Run:
         st = store if isinstance(store, Store) else Store(store)
         info = st.get_run(st.resolve(run_id))  # a run id, or latest, latest~1...
-        return cls(info, st.load_tasks(info.run_id), None, st)
+        return cls(info, None, None, st)
 
     def frame(self) -> TrialFrame:
         """The run's trials as columns (see :class:`assay.metrics.TrialFrame`); kept

@@ -312,8 +312,7 @@ class Store:
                 }
                 for t in tasks
             ]
-            if rows:
-                conn.execute(schema.run_tasks.insert(), rows)
+            self._insert(conn, schema.run_tasks, rows)
 
     @staticmethod
     def _run_row(info: RunInfo) -> dict[str, Any]:
