@@ -74,18 +74,19 @@ def test_redact_trial_replaces_every_free_text_with_one_set_of_pseudonyms() -> N
     text = json.dumps([asdict(done.result), asdict(t)], default=str)
     for value in (EMAIL, CARD, KEY, "5555555555554444"):
         assert value not in text
-    assert t.messages[0].content == "I'm <EMAIL_1>"
+    # numbered in the order met: grader reasons, the outcome, then the transcript
+    assert t.messages[0].content == "I'm <EMAIL_2>"
     assert t.messages[0].images[0] == DATA_URL and KEY not in t.messages[0].images[1]
-    assert t.messages[1].tool_calls[0].arguments == {"email": "<EMAIL_1>"}
-    assert json.loads(t.messages[2].content) == {"email": "<EMAIL_1>", "card_number": "<CARD_1>"}
+    assert t.messages[1].tool_calls[0].arguments == {"email": "<EMAIL_2>"}
+    assert json.loads(t.messages[2].content) == {"email": "<EMAIL_2>", "card_number": "<CARD_1>"}
     assert t.messages[3].content == "Your card <CARD_1> is on file."
-    assert t.spans[1].attributes == {"args": {"email": "<EMAIL_1>"}, "input_tokens": 12}
+    assert t.spans[1].attributes == {"args": {"email": "<EMAIL_2>"}, "input_tokens": 12}
     assert t.spans[2].error is not None and "<OPENAI_KEY_1>" in t.spans[2].error
-    assert t.prompts == {"system:abc": "Escalate to <EMAIL_1>."}
+    assert t.prompts == {"system:abc": "Escalate to <EMAIL_2>."}
     r = done.result
-    assert r.grades[0].reason == "users u1.email is '<EMAIL_2>', expected '<EMAIL_1>'"
+    assert r.grades[0].reason == "users u1.email is '<EMAIL_1>', expected '<EMAIL_2>'"
     assert r.outcome is not None and r.outcome.error == "card <CARD_1> declined"
-    assert r.outcome.diff[0]["old"] == "<EMAIL_1>" and r.outcome.diff[0]["new"] == "<EMAIL_2>"
+    assert r.outcome.diff[0]["old"] == "<EMAIL_2>" and r.outcome.diff[0]["new"] == "<EMAIL_1>"
     assert r.outcome.final_state is None
     # figures, ids and names are kept
     assert (r.seed, r.reward, r.latency_s, r.input_tokens, r.grades[0].score) == (
@@ -109,3 +110,16 @@ def test_a_trial_without_transcript_or_outcome() -> None:
     assert done.transcript is None and done.result == bare and not done.redacted
     stored = redact_trial(TrialResult(**{**asdict(bare), "outcome": None}), result.transcript, Redactor())
     assert stored.transcript is not None and stored.result.transcript is None  # stored apart, as given
+
+
+def test_a_trial_shown_without_its_transcript_numbers_its_result_as_with_it() -> None:
+    """A list of trials redacts each result alone (no transcript loaded), a transcript
+    page the trial with its transcript: the grader reasons and outcome read the same."""
+    result, transcript = _trial()
+    stored = TrialResult(**{**asdict(result), "transcript": None})
+    stored.grades, stored.outcome = result.grades, result.outcome
+    alone = redact_trial(stored, None, Redactor()).result
+    together = redact_trial(stored, transcript, Redactor()).result
+    assert [g.reason for g in alone.grades] == [g.reason for g in together.grades]
+    assert alone.outcome == together.outcome
+    assert "<EMAIL_1>" in alone.grades[0].reason and "<EMAIL_2>" in alone.grades[0].reason

@@ -12,6 +12,11 @@ in the trial is replaced where it recurs):
 - grader reasons;
 - the outcome's error and state diff (its final state is dropped).
 
+Pseudonyms are numbered in the order their values are met, the result's own text
+(grader reasons, then the outcome) before the transcript's: a trial shown without its
+transcript (a list of trials, ``assay show --json``) numbers its grader reasons as the
+same trial shown with it (its transcript page) does.
+
 Everything else is kept as it is: ids, seeds, rewards, terminations, categories,
 timings, token counts, costs, hashes, grader names and scores, tool and span names;
 so the figures computed from a redacted trial are the figures of the trial.
@@ -70,15 +75,15 @@ def redact_trial(result: TrialResult, transcript: Transcript | None, redactor: R
     redacted by ``redactor`` in one session; the inputs are not changed."""
     t = transcript if transcript is not None else result.transcript
     outcome = result.outcome
-    free: list[Any] = [
+    free: list[Any] = [  # the result's own text first: see the module's docstring
+        [g.reason for g in result.grades],
+        [outcome.error, outcome.diff] if outcome is not None else [None, []],
         [_message_text(m) for m in t.messages] if t is not None else [],
         [[s.error, s.attributes] for s in t.spans] if t is not None else [],
         dict(t.prompts) if t is not None else {},
-        [g.reason for g in result.grades],
-        [outcome.error, outcome.diff] if outcome is not None else [None, []],
     ]
     session = redactor.session()
-    messages, spans, prompts, reasons, (error, diff) = session.redact(free)
+    reasons, (error, diff), messages, spans, prompts = session.redact(free)
     new_t: Transcript | None = None
     if t is not None:
         new_t = replace(
