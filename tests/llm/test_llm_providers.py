@@ -197,3 +197,35 @@ async def test_self_hosted_without_key_sends_a_placeholder(server: FakeLLMServer
     await model.complete([Message("user", "x")], [], GenerateConfig(max_tokens=5))
     assert server.headers[0]["authorization"] == "Bearer not-needed"
     assert server.requests[0][1]["max_tokens"] == 5
+
+
+async def test_clients_share_one_tls_context_and_keep_the_sdk_defaults(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every SDK client of the process uses one TLS context, built once (each built its
+    own, 20-25 ms apiece); the SDKs' own timeouts and redirect rule are kept."""
+    import anthropic
+    import httpx
+    import openai
+
+    from assay.llm.provider import shared_ssl_context
+
+    made: list[Any] = []
+    real = httpx.create_ssl_context
+    monkeypatch.setattr(httpx, "create_ssl_context", lambda *a, **k: made.append(1) or real(*a, **k))
+    shared_ssl_context.cache_clear()
+    try:
+        clients = []
+        for provider in (*PROVIDERS, *PROVIDERS):
+            model = model_for(provider, server)
+            await model.complete(CONVERSATION, TOOLS, GenerateConfig())
+            clients.append(model.provider._clients.get())  # type: ignore[attr-defined]
+        assert len(made) == 1
+        assert len({id(c) for c in clients}) == len(clients)  # a client each, one context
+        for client in clients:
+            sdk = openai if isinstance(client, openai.AsyncOpenAI) else anthropic
+            assert client.timeout == sdk.DEFAULT_TIMEOUT
+            assert client._client.follow_redirects is True
+            assert client._client.timeout == sdk.DEFAULT_TIMEOUT
+    finally:
+        shared_ssl_context.cache_clear()

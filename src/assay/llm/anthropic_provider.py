@@ -12,7 +12,7 @@ from assay.errors import SpecError
 
 from .errors import MalformedResponse, UnsupportedInput
 from .media import check_media_roles
-from .provider import PerLoopClients, as_dict, read_stream, split_known
+from .provider import PerLoopClients, as_dict, read_stream, shared_ssl_context, split_known
 from .types import GenerateConfig, RawResult, Usage, build_tool_calls, shape_checked
 
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -250,7 +250,12 @@ class AnthropicProvider:
                 "anthropic:MODEL needs the anthropic package: pip install 'assay[anthropic]'"
             ) from None
         # An explicit key stops the SDK's credential auto-discovery (profiles, federation).
-        client = anthropic.AsyncAnthropic(api_key=self._key(), base_url=self.endpoint, max_retries=0)
+        client = anthropic.AsyncAnthropic(
+            api_key=self._key(),
+            base_url=self.endpoint,
+            max_retries=0,
+            http_client=anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context()),  # the SDK's defaults
+        )
         _ = client.messages  # import the resource now, not inside a timed request
         return client
 

@@ -13,7 +13,7 @@ from assay.errors import SpecError
 
 from .errors import MalformedResponse
 from .media import OPENAI_AUDIO_FORMATS, check_media_roles
-from .provider import PerLoopClients, as_dict, read_stream, split_known
+from .provider import PerLoopClients, as_dict, read_stream, shared_ssl_context, split_known
 from .types import GenerateConfig, RawResult, Usage, build_tool_calls, shape_checked
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -236,7 +236,12 @@ class OpenAIProvider:
             import openai
         except ImportError:  # pragma: no cover - the SDK is a dependency of the extra
             raise SpecError("openai:MODEL needs the openai package: pip install 'assay[openai]'") from None
-        client = openai.AsyncOpenAI(api_key=self._key(), base_url=self.endpoint, max_retries=0)
+        client = openai.AsyncOpenAI(
+            api_key=self._key(),
+            base_url=self.endpoint,
+            max_retries=0,
+            http_client=openai.DefaultAsyncHttpxClient(verify=shared_ssl_context()),  # the SDK's defaults
+        )
         _ = client.chat.completions  # import the resource now, not inside a timed request
         return client
 
