@@ -102,7 +102,7 @@ def test_a_finished_run_keeps_what_it_reads_and_reads_it_back(store: Store, monk
 
         with monkeypatch.context() as m:
             for name in ("frame_columns", "frame_aggregates", "graded_scores", "value_sums"):
-                m.setattr(f"assay.store.store.{name}", boom)
+                m.setattr(f"assay.store.columns.{name}", boom)
             _equal(_read(store, run_id), reference)  # from the kept parts
             assert Run.load(run_id, store).summary().to_dict() == summary
 
@@ -116,7 +116,7 @@ def test_a_comparison_reads_the_kept_parts(store: Store, monkeypatch: Any) -> No
     assert {"frame", "value_sums"} <= set(_kept(store, "careful")) & set(_kept(store, "flaky"))
     with monkeypatch.context() as m:
         for name in ("frame_columns", "value_sums"):
-            m.setattr(f"assay.store.store.{name}", None)  # not called: kept
+            m.setattr(f"assay.store.columns.{name}", None)  # not called: kept
         again = compare_runs([Run.load("careful", store), Run.load("flaky", store)]).to_dict()
     assert from_rows == kept == again
 
@@ -248,7 +248,7 @@ def test_a_read_only_store_uses_what_is_kept_and_reads_the_rest(tmp_path: Path, 
         _equal(_read(ro_old, "careful"), _computed(ro_old, "careful"))
         _equal(_read(ro, "flaky"), _computed(ro, "flaky"))
         reference = _computed(ro, "careful")
-        monkeypatch.setattr("assay.store.store.frame_columns", None)  # not called: kept
+        monkeypatch.setattr("assay.store.columns.frame_columns", None)  # not called: kept
         _equal(ro.frame_columns("careful"), reference["frame"])
         ro.engine.dispose()
         ro_old.engine.dispose()

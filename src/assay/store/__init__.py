@@ -1,5 +1,6 @@
 """The results store (SQLAlchemy Core; SQLite by default)."""
 
-from .store import DEFAULT_STORE, Store, now_iso, resolve_url
+from .engine import DEFAULT_STORE, resolve_url
+from .store import Store, now_iso
 
 __all__ = ["DEFAULT_STORE", "Store", "now_iso", "resolve_url"]

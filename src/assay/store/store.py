@@ -3,129 +3,48 @@
 A finished trial is written in one transaction (trial row, its grades and its
 transcript), so a run interrupted at any moment - even by SIGKILL - holds only whole
 trials, and resuming it runs exactly the missing ones.
+
+:class:`Store` opens the database and keeps the runs; its trial methods come from
+:mod:`.trials`, its retried-trial methods from :mod:`.attempts`, its column and
+aggregate reads from :mod:`.columns`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import re
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
-from operator import itemgetter
-from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import (
-    Engine,
-    and_,
-    create_engine,
-    delete,
-    event,
-    exists,
-    func,
-    insert,
-    inspect,
-    make_url,
-    or_,
-    select,
-    tuple_,
-    update,
-)
+from sqlalchemy import Engine, create_engine, delete, event, func, insert, inspect, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 from sqlalchemy.pool import StaticPool
 
-from ..core.results import USAGE_FIELDS, RunInfo, TaskMeta, TrialResult
-from ..core.transcript import Transcript
+from ..core.results import RunInfo, TaskMeta
 from ..errors import ResumeError, RunNotFound, SpecError, StoreError
 from . import reserve, runcache, schema, sums
-from .codec import (
-    decode_record,
-    decode_transcript,
-    encode_record,
-    encode_transcript,
-    grade_from_row,
-    grade_row,
-    pack_line,
-    unpack_line,
-)
+from .attempts import RetriedTrials
+from .columns import ColumnReads
+from .engine import DEFAULT_STORE as DEFAULT_STORE  # re-exported: assay.store.store.DEFAULT_STORE
+from .engine import _busy_timeout, _shown, _sqlite_pragmas, resolve_url
 from .faults import QUICK_CHECK_MAX_BYTES, StoreFault, header_problem, read_only_reason, sqlite_path
 from .faults import install as install_faults
-from .frames import (
-    GradeTuple,
-    failed_grader_rows,
-    frame_aggregates,
-    frame_columns,
-    grade_rows,
-    graded_scores,
-    value_rows,
-    value_sums,
-)
+from .trials import TrialRecords
 
-DEFAULT_STORE = ".assay/assay.db"
 _LATEST = re.compile(r"latest(?:~(\d+))?")
 
-
-def resolve_url(store: str | os.PathLike[str] | None = None) -> str:
-    """``store`` (a path, a SQLAlchemy URL, ``:memory:``), else ``$ASSAY_STORE``, else
-    ``.assay/assay.db`` in the working directory."""
-    value = str(store) if store is not None else os.environ.get("ASSAY_STORE") or DEFAULT_STORE
-    if value == ":memory:":
-        return "sqlite://"
-    if "://" in value:
-        return value
-    path = Path(value).expanduser()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreFault(f"cannot create the folder of store {path}: {exc.strerror or exc}") from None
-    return f"sqlite:///{path}"
-
-
-def _shown(url: str) -> str:
-    """``url`` with its password masked (``postgresql://me:***@db/assay``)."""
-    if "://" not in url or "@" not in url:
-        return url
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:
-        return url.split("://", 1)[0] + "://***"
-
-
 T = TypeVar("T")
-
-
-def _busy_timeout() -> float:
-    """Seconds a write waits for another process's lock ($ASSAY_STORE_TIMEOUT, default 30)."""
-    try:
-        return max(0.0, float(os.environ.get("ASSAY_STORE_TIMEOUT", "30")))
-    except ValueError:
-        raise SpecError(
-            f"$ASSAY_STORE_TIMEOUT must be a number of seconds, not {os.environ['ASSAY_STORE_TIMEOUT']!r}"
-        ) from None
-
-
-def _sqlite_pragmas(timeout_ms: int, writable: bool) -> Any:
-    def apply(dbapi_conn: Any, _record: Any) -> None:
-        cur = dbapi_conn.cursor()
-        if writable:
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute(f"PRAGMA busy_timeout={timeout_ms}")
-        cur.close()
-
-    return apply
 
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-class Store:
+class Store(RetriedTrials, TrialRecords, ColumnReads):
     """Runs, tasks, trials, grades and transcripts.
 
     A SQLite file that this process cannot write (a read-only file system, another
@@ -469,355 +388,3 @@ class Store:
             )
             for r in rows
         ]
-
-    # trials -------------------------------------------------------------------------
-    def completed_keys(self, run_id: str) -> set[tuple[str, int]]:
-        t = schema.trials
-        with self.engine.connect() as conn:
-            rows = conn.execute(select(t.c.task_id, t.c.trial_index).where(t.c.run_id == run_id))
-            return {(r.task_id, r.trial_index) for r in rows}
-
-    def write_trial(self, result: TrialResult) -> bool:
-        """Write one finished trial atomically. False if it was already there."""
-        return self.write_trials([result]) == 1
-
-    def write_trials(self, results: list[TrialResult]) -> int:
-        """Write finished trials in one transaction (each trial whole: its row, grades
-        and transcript). A trial already stored is skipped, never duplicated. Returns
-        how many were written."""
-        if not results:
-            return 0
-        rows = [_rows(r) for r in results]
-        try:
-            with self.engine.begin() as conn:
-                self._insert(conn, schema.trials, [r[0] for r in rows])
-                self._insert(conn, schema.grades, [g for r in rows for g in r[1]])
-                self._insert(conn, schema.transcripts, [r[2] for r in rows if r[2] is not None])
-                self._insert(conn, schema.trial_metrics, [m for r in rows for m in r[3]])
-                self._insert(conn, schema.trial_usage, [u for r in rows for u in r[4]])
-                self._insert(conn, schema.trial_calls, [c for r in rows for c in r[5]])
-                sums.add(conn, self.engine, sums.of_results(results))
-            return len(results)
-        except IntegrityError:
-            if len(results) == 1:
-                return 0
-        # some were already there (another writer): write the others one by one
-        return sum(self.write_trials([r]) for r in results)
-
-    def _insert(self, conn: Any, table: Any, rows: list[dict[str, Any]]) -> None:
-        """Insert many rows. With positional DBAPI placeholders (SQLite, psycopg) the
-        statement goes straight to ``executemany``: per-row work stays in C."""
-        if not rows:
-            return
-        mark = {"qmark": "?", "format": "%s"}.get(self.engine.dialect.paramstyle)
-        if mark is None:
-            conn.execute(table.insert(), rows)
-            return
-        columns = list(rows[0])
-        sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
-        pick = itemgetter(*columns)
-        values = list(map(pick, rows)) if len(columns) > 1 else [(pick(row),) for row in rows]
-        conn.exec_driver_sql(sql, values)
-
-    def load_results(self, run_id: str, task_id: str | None = None) -> list[TrialResult]:
-        """Trial results of a run (without transcripts), in task and trial order."""
-        t, g = schema.trials, schema.grades
-        trial_q = select(t.c.task_id, t.c.trial_index, t.c.record).where(t.c.run_id == run_id)
-        grade_q = select(g).where(g.c.run_id == run_id)
-        if task_id is not None:
-            trial_q = trial_q.where(t.c.task_id == task_id)
-            grade_q = grade_q.where(g.c.task_id == task_id)
-        with self.engine.connect() as conn:
-            grades_by_key: dict[tuple[str, int], list[Any]] = {}
-            for row in conn.execute(grade_q.order_by(g.c.task_id, g.c.trial_index, g.c.position)):
-                grades_by_key.setdefault((row.task_id, row.trial_index), []).append(grade_from_row(row))
-            rows = conn.execute(trial_q.order_by(t.c.task_id, t.c.trial_index)).all()
-        return [decode_record(r.record, grades_by_key.get((r.task_id, r.trial_index), [])) for r in rows]
-
-    def load_trials(self, run_id: str, keys: list[tuple[str, int]]) -> list[TrialResult]:
-        """The trials with these (task id, trial index) keys (without transcripts), in the
-        order given; keys the run does not have are left out."""
-        t, g = schema.trials, schema.grades
-        found: dict[tuple[str, int], TrialResult] = {}
-        with self.engine.connect() as conn:
-            for start in range(0, len(keys), 500):
-                chunk = keys[start : start + 500]
-                grades: dict[tuple[str, int], list[Any]] = {}
-                grade_q = select(g).where(_of_keys(g, run_id, chunk))
-                for row in conn.execute(grade_q.order_by(g.c.task_id, g.c.trial_index, g.c.position)):
-                    grades.setdefault((row.task_id, row.trial_index), []).append(grade_from_row(row))
-                trial_q = select(t.c.task_id, t.c.trial_index, t.c.record).where(_of_keys(t, run_id, chunk))
-                for r in conn.execute(trial_q):
-                    k = (r.task_id, r.trial_index)
-                    found[k] = decode_record(r.record, grades.get(k, []))
-        return [found[k] for k in keys if k in found]
-
-    def failed_graders(
-        self, run_id: str, keys: list[tuple[str, int]] | None = None
-    ) -> dict[tuple[str, int], list[str]]:
-        """The gating graders that failed each trial (only trials some gating grader
-        failed), by (task id, trial index); of the trials ``keys`` only, when given."""
-        out: dict[tuple[str, int], list[str]] = {}
-        if keys is None:
-            rows = failed_grader_rows(self.engine, run_id)
-        else:
-            g = schema.grades
-            rows = []
-            with self.engine.connect() as conn:
-                for start in range(0, len(keys), 500):
-                    # gating failures are picked here, and kind (not in the covering index by
-                    # grader) is read: otherwise SQLite, with no statistics, walks that index
-                    # over every grade of the run instead of seeking the few trials' rows
-                    columns = (g.c.task_id, g.c.trial_index, g.c.grader, g.c.position, g.c.gating, g.c.passed)
-                    query = select(*columns, g.c.kind).where(_of_keys(g, run_id, keys[start : start + 500]))
-                    rows.extend(r[:4] for r in conn.execute(query) if r.gating and r.passed is False)
-            rows.sort(key=lambda r: (r[0], r[1], r[3]))
-        for task_id, index, grader, _ in rows:
-            out.setdefault((task_id, index), []).append(grader)
-        return out
-
-    def _cached(self, run_id: str, part: str, compute: Any, encode: Any, decode: Any) -> Any:
-        """``compute()``, kept for the next reader when the run is finished (see :mod:`.runcache`)."""
-        return runcache.cached(
-            self.engine,
-            run_id,
-            part,
-            compute,
-            encode,
-            decode,
-            min_trials=self.cache_min_trials,
-            writable=not self.read_only,
-        )
-
-    def frame_columns(self, run_id: str) -> dict[str, Any]:
-        """A run's trials as columns (one query; for summaries of any size): the fields
-        of a :class:`assay.metrics.TrialFrame`."""
-        return self._cached(
-            run_id,
-            "frame",
-            lambda: frame_columns(self.engine, run_id),
-            runcache.encode_frame,
-            runcache.decode_frame,
-        )
-
-    def grade_rows(self, run_id: str, kinds: Iterable[str]) -> list[GradeTuple]:
-        """A run's grades of the given kinds with their metrics (for the RAG summary):
-        the fields of :class:`assay.metrics.GradeRow`."""
-        return grade_rows(self.engine, run_id, kinds)
-
-    def graded_scores(self, run_id: str) -> list[tuple[str, str, float]]:
-        """Scores of the run's graders that score beyond 0/1 (see :func:`.frames.graded_scores`)."""
-        return self._cached(
-            run_id,
-            "graded_scores",
-            lambda: graded_scores(self.engine, run_id),
-            runcache.encode_scores,
-            runcache.decode_scores,
-        )
-
-    def frame_aggregates(self, run_id: str) -> dict[str, Any]:
-        """Grader, process-metric, usage and failure aggregates of a run (SQL): the
-        fields of a :class:`assay.metrics.FrameExtras`."""
-        return self._cached(
-            run_id,
-            "aggregates",
-            lambda: frame_aggregates(self.engine, run_id, self.summed),
-            runcache.encode_aggregates,
-            runcache.decode_aggregates,
-        )
-
-    def value_sums(self, run_id: str) -> list[tuple[str, str, float, int]]:
-        """Per task and name, sum and count of the process metrics and grader scores
-        (``score.<grader>``) of the run's counted trials (see :func:`frames.value_sums`)."""
-        return self._cached(
-            run_id,
-            "value_sums",
-            lambda: value_sums(self.engine, run_id, self.summed),
-            runcache.encode_value_sums,
-            runcache.decode_value_sums,
-        )
-
-    def value_rows(self, run_id: str, name: str) -> list[tuple[str, int, float]]:
-        """``(task id, trial index, value)`` of every trial of the run that carries a
-        process metric or a grader score (``score.<grader>``)."""
-        return value_rows(self.engine, run_id, name)
-
-    # retried trials -----------------------------------------------------------------
-    def _retryable(self, run_id: str) -> Any:
-        """Trials that ended in an error that is not the agent's and may pass on another
-        attempt: a harness or environment error, or a gating grader that crashed."""
-        t, g = schema.trials, schema.grades
-        crashed = exists().where(
-            g.c.run_id == t.c.run_id,
-            g.c.task_id == t.c.task_id,
-            g.c.trial_index == t.c.trial_index,
-            g.c.gating,
-            g.c.category == "grader_error",
-        )
-        return (t.c.run_id == run_id) & or_(
-            t.c.termination.in_(("harness_error", "environment_error")), t.c.reward.is_(None) & crashed
-        )
-
-    def count_retryable(self, run_id: str) -> int:
-        with self.engine.connect() as conn:
-            query = select(func.count()).select_from(schema.trials).where(self._retryable(run_id))
-            return int(conn.execute(query).scalar_one())
-
-    def count_attempts(self, run_id: str) -> int:
-        a = schema.attempts
-        with self.engine.connect() as conn:
-            return int(
-                conn.execute(select(func.count()).select_from(a).where(a.c.run_id == run_id)).scalar_one()
-            )
-
-    def retry_errors(self, run_id: str) -> int:
-        """Move the run's retryable trials (see :meth:`_retryable`) to its attempts, so
-        they run again; in one transaction. Returns how many were moved."""
-        t = schema.trials
-        with self.engine.connect() as conn:
-            keys: list[tuple[str, int]] = [
-                (r.task_id, r.trial_index)
-                for r in conn.execute(select(t.c.task_id, t.c.trial_index).where(self._retryable(run_id)))
-            ]
-        lines = {key: line for key in keys if (line := self._line(run_id, *key)) is not None}
-        if not lines:
-            return 0
-        try:
-            with self.engine.begin() as conn:
-                self._move_to_attempts(conn, run_id, lines)
-        except IntegrityError:  # another process moved them first (two resumes at once)
-            return 0
-        return len(lines)
-
-    def _move_to_attempts(self, conn: Any, run_id: str, lines: dict[tuple[str, int], bytes]) -> None:
-        t, a = schema.trials, schema.attempts
-        gone: dict[sums.Key, list[float]] = {}
-        for line in lines.values():
-            for key, cell in sums.of_line(run_id, unpack_line(line)).items():
-                acc = gone.setdefault(key, [0.0, 0.0, 0.0, 0.0])
-                acc[:] = [x + y for x, y in zip(acc, cell, strict=True)]
-        sums.add(conn, self.engine, gone)
-        for (task_id, index), line in lines.items():
-            previous = conn.execute(
-                select(func.count())
-                .select_from(a)
-                .where(a.c.run_id == run_id, a.c.task_id == task_id, a.c.trial_index == index)
-            ).scalar_one()
-            conn.execute(
-                insert(a).values(
-                    run_id=run_id, task_id=task_id, trial_index=index, attempt=previous + 1, data=line
-                )
-            )
-            conn.execute(
-                delete(t).where(t.c.run_id == run_id, t.c.task_id == task_id, t.c.trial_index == index)
-            )
-
-    def _line(self, run_id: str, task_id: str, index: int) -> bytes | None:
-        """A stored trial, packed whole (None if it is gone: another process moved it)."""
-        result = next((r for r in self.load_results(run_id, task_id) if r.trial_index == index), None)
-        return None if result is None else pack_line(result, self.load_transcript(run_id, task_id, index))
-
-    def load_attempts(self, run_id: str) -> list[tuple[int, bytes]]:
-        """The run's failed attempts: (attempt number, packed trial line), in order."""
-        a = schema.attempts
-        query = (
-            select(a.c.attempt, a.c.data)
-            .where(a.c.run_id == run_id)
-            .order_by(a.c.task_id, a.c.trial_index, a.c.attempt)
-        )
-        with self.engine.connect() as conn:
-            return [(int(r.attempt), bytes(r.data)) for r in conn.execute(query)]
-
-    def add_attempts(self, run_id: str, attempts: Iterable[tuple[str, int, int, bytes]]) -> None:
-        """Store failed attempts (task id, trial index, attempt, packed line), as an import does."""
-        rows = [
-            {"run_id": run_id, "task_id": task, "trial_index": index, "attempt": n, "data": data}
-            for task, index, n, data in attempts
-        ]
-        if rows:
-            with self.engine.begin() as conn:
-                conn.execute(insert(schema.attempts), rows)
-
-    def load_transcripts(self, run_id: str, task_id: str) -> dict[int, Transcript]:
-        """Every stored transcript of one task of a run, by trial index."""
-        tr = schema.transcripts
-        query = select(tr.c.trial_index, tr.c.data).where(tr.c.run_id == run_id, tr.c.task_id == task_id)
-        with self.engine.connect() as conn:
-            return {row.trial_index: decode_transcript(row.data) for row in conn.execute(query)}
-
-    def load_transcripts_of(
-        self, run_id: str, keys: list[tuple[str, int]]
-    ) -> dict[tuple[str, int], Transcript]:
-        """The stored transcripts of these (task id, trial index) trials, by key (a few
-        queries of 500 keys, not one per trial); trials without one are left out."""
-        tr = schema.transcripts
-        out: dict[tuple[str, int], Transcript] = {}
-        with self.engine.connect() as conn:
-            for start in range(0, len(keys), 500):
-                chunk = keys[start : start + 500]
-                query = select(tr.c.task_id, tr.c.trial_index, tr.c.data).where(_of_keys(tr, run_id, chunk))
-                for row in conn.execute(query):
-                    out[(row.task_id, row.trial_index)] = decode_transcript(row.data)
-        return out
-
-    def load_transcript(self, run_id: str, task_id: str, trial_index: int) -> Transcript | None:
-        tr = schema.transcripts
-        with self.engine.connect() as conn:
-            row = conn.execute(
-                select(tr.c.data).where(
-                    tr.c.run_id == run_id, tr.c.task_id == task_id, tr.c.trial_index == trial_index
-                )
-            ).first()
-        return None if row is None else decode_transcript(row.data)
-
-
-Row = dict[str, Any]
-
-
-def _of_keys(table: Any, run_id: str, keys: list[tuple[str, int]]) -> Any:
-    """The rows of ``table`` of these (task id, trial index) trials of a run. The task
-    ids are named on their own too: SQLite then seeks each task's rows by the primary
-    key; with the pairs alone it walks every row of the run (5 s for 500 trials' grades
-    among a million)."""
-    return and_(
-        table.c.run_id == run_id,
-        table.c.task_id.in_(sorted({task for task, _ in keys})),
-        tuple_(table.c.task_id, table.c.trial_index).in_(keys),
-    )
-
-
-def _rows(result: TrialResult) -> tuple[Row, list[Row], Row | None, list[Row], list[Row], list[Row]]:
-    """The trial row, grade rows, transcript row, metric rows, usage rows and model-call
-    rows of a result."""
-    key = {"run_id": result.run_id, "task_id": result.task_id, "trial_index": result.trial_index}
-    trial_row = {
-        **key,
-        "seed": result.seed,
-        "reward": result.reward,
-        "termination": result.termination,
-        "root_cause": result.root_cause,
-        "error_category": result.error_category,
-        "input_tokens": result.input_tokens,
-        "output_tokens": result.output_tokens,
-        "cost_usd": result.cost_usd,
-        "latency_s": result.latency_s,
-        "started_at": result.started_at,
-        "ended_at": result.ended_at,
-        "record": encode_record(result),
-    }
-    grade_rows = [{**key, "position": i, **grade_row(g)} for i, g in enumerate(result.grades)]
-    transcript = None if result.transcript is None else {**key, "data": encode_transcript(result.transcript)}
-    metrics = [{**key, "name": name, "value": value} for name, value in result.metrics.items()]
-    usage = [
-        {**key, "role": role, "cost_usd": u.get("cost_usd"), **{f: u.get(f) or 0 for f in USAGE_FIELDS}}
-        for role, u in result.usage.items()
-    ]
-    calls = (
-        []
-        if result.transcript is None
-        else [
-            {**key, "position": i, **dataclasses.asdict(call)}
-            for i, call in enumerate(result.transcript.model_calls())
-        ]
-    )
-    return trial_row, grade_rows, transcript, metrics, usage, calls

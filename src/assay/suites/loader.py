@@ -5,7 +5,6 @@ module) or a built-in suite by name. Every problem is collected and reported as
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,13 +26,13 @@ from ..core.task import DomainSource, Task
 from ..envs.local import LocalDomainRef, SuiteDomainError, load_local_domain
 from ..envs.registry import DOMAINS, get_domain
 from ..errors import Problem, SuiteError
+from .checks import SEED_RANGE, _check_task, task_problem
+from .files import _hash_content, _hash_files, _is, _task_entries, _task_files, inside
 from .loaded import LoadedSuite
 from .templates import TemplateFn, collect_templates, load_module
 
 #: Built-in suites by name: the value is (a lazy path to) the suite's folder.
 SUITES: Registry[Path] = Registry("suite", "SUITES", {"retail": "assay.domains.retail:SUITE_DIR"})
-
-TASK_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 
 
 def resolve_source(source: str | Path) -> Path:
@@ -59,64 +58,6 @@ def _validate(model: type[BaseModel], data: Any, located: Located, prefix: PathK
         return model.model_validate(data)
     except ValidationError as exc:
         raise ProblemError(validation_problems(exc, located, prefix)) from None
-
-
-def _task_entries(data: Any, located: Located) -> Iterator[tuple[Any, Located, PathKey]]:
-    """The task mappings of a task-file document, each with its location."""
-    prefix: PathKey
-    if isinstance(data, dict) and "tasks" in data and "id" not in data:
-        data, located, prefix = data["tasks"], located.sub("tasks"), ("tasks",)
-    else:
-        prefix = ()
-    if isinstance(data, list):
-        for i, item in enumerate(data):
-            yield item, located.sub(i), (*prefix, i)
-    else:
-        yield data, located, prefix
-
-
-def _task_files(root: Path, declared: Any, located: Located, problems: list[Problem]) -> list[Path]:
-    """The task files of a suite: those ``task_files`` names (relative glob patterns,
-    inside the suite folder), else every task file under ``tasks/``."""
-    if declared is not None:
-        if not isinstance(declared, list) or not all(isinstance(p, str) and p for p in declared):
-            problems.append(located.problem(("task_files",), "must be a list of file names or patterns"))
-            return []
-        files: list[Path] = []
-        for i, pattern in enumerate(declared):
-            outside = Path(pattern).is_absolute() or ".." in Path(pattern).parts or pattern.startswith("~")
-            if outside:
-                message = f"task file {pattern!r} must be a relative path inside the suite folder"
-                problems.append(located.problem(("task_files", i), message))
-                continue
-            try:
-                matched = sorted(p for p in root.glob(pattern) if not p.is_dir())
-            except (ValueError, NotImplementedError, OSError) as exc:
-                problems.append(located.problem(("task_files", i), f"bad pattern {pattern!r}: {exc}"))
-                continue
-            files.extend(matched or [root / pattern])
-        return files
-    folder = root / "tasks"
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.rglob("*") if p.suffix in TASK_SUFFIXES and not p.is_dir())
-
-
-def _is(path: Path, test: str) -> bool:
-    """``path.exists()``, ``is_file()`` or ``is_dir()``, False for a path the system
-    refuses (a name too long, a NUL byte) instead of an exception."""
-    try:
-        return bool(getattr(path, test)())
-    except (OSError, ValueError):
-        return False
-
-
-def inside(root: Path, path: Path) -> bool:
-    """Whether ``path`` (symbolic links resolved) is inside the folder ``root``."""
-    try:
-        return path.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError, ValueError):  # a link loop, a NUL byte
-        return False
 
 
 class _Loaded:
@@ -165,28 +106,6 @@ class _Loaded:
                 return ("id",), f"task id {made!r} (instance of {task.id!r}) clashes with the task at {first}"
             self.made[made] = here
         return None
-
-
-#: Task ids: a letter, digit, underscore or ``[``, then letters, digits, ``_ . : - [ ] |``
-#: (tau2-bench's telecom ids look like ``[mobile_data_issue]airplane_mode_on|bad_vpn[PERSONA:Easy]``;
-#: output escapes them, URLs quote them).
-SAFE_ID = re.compile(r"[\w\[][\w.:\[\]|-]{0,299}")
-#: Seeds are stored as 64-bit integers.
-SEED_RANGE = (-(2**63), 2**63 - 1)
-
-
-def task_problem(task: Task) -> tuple[PathKey, str] | None:
-    """Checks a run depends on that the task model does not make: a safe id (it is
-    printed, stored and used in URLs) and seeds that fit the store."""
-    if not SAFE_ID.fullmatch(task.id):
-        return ("id",), (
-            f"task id {task.id!r}: use letters, digits and _ . : - [ ] | "
-            "(starting with a letter, digit, _ or [), at most 300 characters"
-        )
-    seed = task.initial_state.seed
-    if not SEED_RANGE[0] <= seed <= SEED_RANGE[1]:
-        return ("initial_state", "seed"), f"seed {seed} does not fit in 64 bits"
-    return None
 
 
 def load_suite(source: str | Path) -> LoadedSuite:
@@ -352,29 +271,6 @@ def _check_domain(
     return True, []
 
 
-#: What a suite is made of; anything else in its folder (stores, reports) is not hashed
-#: (files its own domain names are hashed whatever their suffix).
-SUITE_FILE_SUFFIXES = {".yaml", ".yml", ".json", ".jsonl", ".toml", ".py", ".md", ".txt"}
-
-
-def _hash_files(digest: Any, root: Path) -> None:
-    """The suite's files (suite.yaml, task files, templates, rubrics, schemas...) by
-    relative path and content: the suite's identity."""
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in SUITE_FILE_SUFFIXES):
-        rel = path.relative_to(root)
-        if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
-            continue
-        digest.update(rel.as_posix().encode() + b"\0")
-        _hash_content(digest, path)
-
-
-def _hash_content(digest: Any, path: Path) -> None:
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    digest.update(b"\0")
-
-
 def _local_templates(
     suite: LoadedSuite, root: Path, located: Located, state: _Loaded
 ) -> dict[str, TemplateFn]:
@@ -410,44 +306,6 @@ def locate(suite: LoadedSuite, task_id: str, path: PathKey = ()) -> tuple[Locate
     return suite._where.get(task_id, (Located(str(suite.path or suite.name)), ()))
 
 
-def _check_task(
-    suite: LoadedSuite, spec: Task, located: Located, prefix: PathKey, templates: dict[str, TemplateFn]
-) -> list[Problem]:
-    """Semantic checks of one task: its template exists and produces a valid task; its
-    graders are known and name existing tools."""
-    from .instantiate import instantiate_task
-
-    if spec.template is not None and spec.template not in templates:
-        known = ", ".join(sorted(templates)) or "none"
-        return [located.problem(("template",), f"unknown template {spec.template!r}; known: {known}", prefix)]
-    try:
-        concrete = instantiate_task(suite, spec, 0, 0, where=(located, prefix))
-    except ProblemError as exc:
-        return exc.problems
-    return _check_graders(suite, spec, concrete, located, prefix) + _check_world(
-        suite, spec, concrete, located, prefix
-    )
-
-
-def _check_world(
-    suite: LoadedSuite, spec: Task, task: Task, located: Located, prefix: PathKey
-) -> list[Problem]:
-    """Records written into a task must make a world the domain can build (known tables,
-    the keys the domain needs), or every trial of it would fail as a harness error."""
-    if not spec.initial_state.records:
-        return []
-    from .instantiate import DEFAULT_AS_OF
-
-    domain = get_domain(suite.domain_ref)
-    try:
-        env = domain.environment(task, task.as_of or DEFAULT_AS_OF)
-        env.reset(task.initial_state.seed)
-    except Exception as exc:  # the domain's own message says what is wrong
-        message = f"the {domain.name} domain cannot build this task's world: {type(exc).__name__}: {exc}"
-        return [located.problem(located.written(("initial_state", "records")), message, prefix)]
-    return []
-
-
 def iter_specs(suite: LoadedSuite) -> Iterator[Task]:
     """The suite's task specs in order: kept ones, then those streamed from JSONL files
     (read again, line by line, each time: memory stays flat for huge suites)."""
@@ -456,23 +314,3 @@ def iter_specs(suite: LoadedSuite) -> Iterator[Task]:
         for doc, located in iter_documents(path, display):
             for raw, _, _ in _task_entries(doc, located):
                 yield Task.model_validate(raw)
-
-
-def _check_graders(
-    suite: LoadedSuite, spec: Task, task: Task, located: Located, prefix: PathKey
-) -> list[Problem]:
-    from ..graders.registry import check_grader_spec
-
-    domain = get_domain(suite.domain_ref)
-    problems = []
-    from_template = spec.template is not None and "graders" not in spec.model_fields_set
-    for i, grader in enumerate(task.graders):
-        for subpath, message in check_grader_spec(grader, domain, task):
-            if from_template:
-                path: PathKey = ("template",)
-                message = f"template {spec.template!r} made grader {grader.label!r} with a problem: {message}"
-            else:
-                short = (*located.base, "graders", i, grader.kind) in located.lines
-                path = located.written(("graders", i, grader.kind if short else "params", *subpath))
-            problems.append(located.problem(path, message, prefix))
-    return problems
