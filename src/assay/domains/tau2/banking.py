@@ -11,10 +11,10 @@ float); a call of a state-changing one, or of one the task's gold actions call (
 user a tool (``give_discoverable_user_tool``: logged in ``user_discoverable_tools``),
 which the user then calls through ``call_discoverable_user_tool`` (:mod:`.banking_user`).
 These four mechanics are in :mod:`.banking_discovery`; the discoverable tools themselves
-in :mod:`.banking_disputes`, :mod:`.banking_credit`, :mod:`.banking_limits`,
-:mod:`.banking_accounts`, :mod:`.banking_corrections`, :mod:`.banking_debit`,
-:mod:`.banking_activation`, :mod:`.banking_cards` and (the user's)
-:mod:`.banking_user_actions`.
+in :mod:`.banking_disputes`, :mod:`.banking_debit_disputes`, :mod:`.banking_credit`,
+:mod:`.banking_credit_payments`, :mod:`.banking_limits`, :mod:`.banking_accounts`,
+:mod:`.banking_corrections`, :mod:`.banking_debit`, :mod:`.banking_activation`,
+:mod:`.banking_cards` and (the user's) :mod:`.banking_user_actions`.
 
 "Now" is tau2's fixed 2025-11-14 03:40:00 (dates ``11/14/2025``).
 """

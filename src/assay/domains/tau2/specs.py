@@ -58,7 +58,14 @@ def _retail() -> DomainSpec:
 
 
 def _telecom() -> DomainSpec:
-    from . import telecom, telecom_assertions, telecom_phone, telecom_user, telecom_write  # noqa: F401 (register)
+    from . import (  # noqa: F401 (register)
+        telecom,
+        telecom_assertions,
+        telecom_phone,
+        telecom_phone_setup,
+        telecom_user,
+        telecom_write,
+    )
 
     return DomainSpec(
         "telecom",
@@ -79,7 +86,9 @@ def _banking() -> DomainSpec:
         banking_cards,
         banking_corrections,
         banking_credit,
+        banking_credit_payments,
         banking_debit,
+        banking_debit_disputes,
         banking_discovery,
         banking_disputes,
         banking_limits,

@@ -8,208 +8,22 @@ model's arguments to the method *unvalidated* (``method(**arguments)``), so a wr
 argument surfaces as Python's own ``TypeError`` and every exception becomes the tool
 message ``"Error: <exception>"``. :class:`Tau2Tool` reproduces each of these.
 
-Tools work on :class:`Tau2Context`: tau2 mutates its pydantic models in place, so a
-tool that fails half-way keeps the changes it made before failing. A context checks
-records out (deep copies), and :meth:`Tau2Context.commit` writes back every record that
-changed, whether the tool returned or raised.
+Tools work on :class:`Tau2Context` (:mod:`.context`, with :func:`clone`); a tool's
+description and argument texts are read from its docstring by :func:`parse_docstring`
+(:mod:`.docstrings`). The three are exported here too, where the domains import them.
 """
 
 from __future__ import annotations
 
 import inspect
-import random
-import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from typing import Any, Literal, get_type_hints
 
 from pydantic import BaseModel, Field, create_model
 
-from ...envs.state import Database, Record
 from ...envs.tools import Caller, InvalidToolCall, Tool, ToolContext, ToolError
-
-# --- docstrings, as docstring_parser reads them ------------------------------------
-
-_SECTIONS = (
-    "Arguments",
-    "Args",
-    "Parameters",
-    "Params",
-    "Raises",
-    "Exceptions",
-    "Except",
-    "Attributes",
-    "Example",
-    "Examples",
-    "Returns",
-    "Yields",
-)
-_TITLES = re.compile("^(" + "|".join(f"({t})" for t in _SECTIONS) + "):[ \t\r\f\v]*$", flags=re.M)
-_PARAM_SECTIONS = {"Arguments", "Args", "Parameters", "Params", "Attributes"}
-_SINGULAR_OR_MULTIPLE = {"Returns", "Yields"}
-_SINGULAR = {"Example", "Examples"}
-
-
-def _split_description(desc_chunk: str) -> tuple[str, str]:
-    parts = desc_chunk.split("\n", 1)
-    short = parts[0]
-    long = parts[1].strip() if len(parts) > 1 else ""
-    return short, long
-
-
-def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
-    """The tool description and per-argument texts tau2 derives from a docstring
-    (``docstring_parser.parse`` in its automatic mode: the Google reading when it finds
-    sections, else the plain one; short and long descriptions joined by a blank line)."""
-    text = inspect.cleandoc(doc or "")
-    if not text:
-        return "", {}
-    params: dict[str, str] = {}
-    metas = 0
-    match = _TITLES.search(text)
-    if match:
-        desc_chunk, meta_chunk = text[: match.start()], text[match.start() :]
-        titles = list(_TITLES.finditer(meta_chunk))
-        bounds = [
-            (m.end(), titles[i + 1].start() if i + 1 < len(titles) else len(meta_chunk))
-            for i, m in enumerate(titles)
-        ]
-        for m, (start, end) in zip(titles, bounds, strict=True):
-            title = m.group(1)
-            details = meta_chunk[start:end]
-            unknown = re.search(r"\n\S", details)
-            if unknown is not None:
-                details = details[: unknown.start()]
-            chunk = details.strip("\n")
-            if not chunk:
-                continue
-            if title in _SINGULAR or title in _SINGULAR_OR_MULTIPLE:
-                metas += 1
-                continue
-            indent = re.match(r"^\s*", chunk).group()  # type: ignore[union-attr]
-            starts = list(re.finditer("^" + indent + r"(?=\S)", chunk, flags=re.M))
-            for i, item in enumerate(starts):
-                part = chunk[item.end() : starts[i + 1].start() if i + 1 < len(starts) else len(chunk)].strip(
-                    "\n"
-                )
-                metas += 1
-                if title not in _PARAM_SECTIONS or ":" not in part:
-                    continue
-                before, desc = part.split(":", 1)
-                if desc:
-                    desc = desc[1:] if desc[0] == " " else desc
-                    if "\n" in desc:
-                        first, rest = desc.split("\n", 1)
-                        desc = first + "\n" + inspect.cleandoc(rest)
-                    desc = desc.strip("\n")
-                typed = re.match(r"\s*(.+?)\s*\(\s*(.*[^\s]+)\s*\)", before)
-                params[typed.group(1) if typed else before] = desc
-    if not match or metas == 0:  # the plain reading: description up to a line starting with ':'
-        colon = re.search("^:", text, flags=re.M)
-        desc_chunk = text[: colon.start()] if colon else text
-    short, long = _split_description(desc_chunk)
-    return (f"{short}\n\n{long}" if long else short), params
-
-
-# --- context ---------------------------------------------------------------------
-
-
-def clone(value: Any) -> Any:
-    """A deep copy of a JSON-like value (dicts, lists, scalars)."""
-    if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clone(v) for v in value]
-    return value
-
-
-class Tau2Context:
-    """What a tau2 tool or function works on: the state, checked out record by record
-    for in-place changes, the environment's seeded generator, and what tau2 keeps on
-    its toolkit objects rather than in the database: ``session`` (changed by tools, e.g.
-    banking's unlocked tools; reset with the environment) and ``options`` (fixed for an
-    environment, e.g. its data folder)."""
-
-    __slots__ = ("_new", "_original", "_out", "caller", "db", "options", "rng", "session")
-
-    def __init__(
-        self,
-        db: Database,
-        rng: random.Random | None = None,
-        caller: Caller = "agent",
-        session: dict[str, Any] | None = None,
-        options: Mapping[str, Any] | None = None,
-    ):
-        self.db = db
-        self.rng = rng if rng is not None else random.Random(0)
-        self.caller = caller
-        self.session: dict[str, Any] = session if session is not None else {}
-        self.options: Mapping[str, Any] = options if options is not None else {}
-        self._out: dict[tuple[str, str], Record] = {}
-        self._original: dict[tuple[str, str], Record] = {}
-        self._new: list[tuple[str, str]] = []
-
-    def get(self, table: str, key: Any) -> Record | None:
-        """The record ``key`` of ``table`` as a mutable copy (None if absent); changes to
-        it are written back by :meth:`commit`. ``key`` follows dict semantics: an
-        unhashable key raises TypeError, a key of another type is not found."""
-        hash(key)
-        if not isinstance(key, str):
-            return None
-        slot = (table, key)
-        found = self._out.get(slot)
-        if found is not None:
-            return found
-        record = self.db.get(table, key)
-        if record is None:
-            return None
-        copy = clone(record)
-        self._out[slot] = copy
-        self._original[slot] = record
-        return copy
-
-    def read(self, table: str, key: Any) -> Record | None:
-        """The record as it stands now, read-only (no copy)."""
-        hash(key)
-        if not isinstance(key, str):
-            return None
-        found = self._out.get((table, key))
-        return found if found is not None else self.db.get(table, key)
-
-    def rows(self, table: str) -> Iterator[Record]:
-        """Every record of ``table`` in order (read-only), seeing this call's changes."""
-        field = self.db.keys[table]
-        for record in self.db.rows(table):
-            yield self._out.get((table, str(record[field])), record)
-        for slot in self._new:
-            if slot[0] == table:
-                yield self._out[slot]
-
-    def items(self, table: str) -> Iterator[tuple[str, Record]]:
-        """``(key, record)`` of every record of ``table`` in order (read-only), seeing this
-        call's changes: for tables keyed by a dict key rather than a field."""
-        for key, record in self.db.items(table):
-            yield key, self._out.get((table, key), record)
-        for slot in self._new:
-            if slot[0] == table:
-                yield slot[1], self._out[slot]
-
-    def put(self, table: str, key: str, record: Record) -> Record:
-        """Add a new record (appended after the existing ones, as tau2 appends)."""
-        slot = (table, key)
-        if slot not in self._out and self.db.get(table, key) is None:
-            self._new.append(slot)
-        self._out[slot] = record
-        return record
-
-    def commit(self) -> None:
-        """Write back every checked-out record that changed."""
-        for slot, record in self._out.items():
-            if slot not in self._original or self._original[slot] != record:
-                self.db.put(slot[0], slot[1], record)
-        self._out.clear()
-        self._original.clear()
-        self._new.clear()
-
+from .context import Tau2Context, clone
+from .docstrings import parse_docstring
 
 # --- tools -----------------------------------------------------------------------
 
