@@ -53,7 +53,7 @@ def report(
 
     Example: assay report retail-careful retail-hasty --html report.html
     """
-    from ..report.html import write_report
+    from ..report.html import cycles_collected_after, write_report
     from ..report.probes import probe_choice
 
     if transcripts not in ("failed", "all", "none"):
@@ -73,19 +73,20 @@ def report(
     from .looks import looked_at
 
     st = Store(store)
-    runs = [Run.load(run_id, st) for run_id in run_ids]
-    looked_at(st, runs, "report")
-    written = write_report(
-        runs,
-        html,
-        st,
-        profile=box,
-        transcripts=choice,
-        max_transcripts=max_transcripts,
-        title=title,
-        probes=which,
-        redact=redactor or False,
-    )
+    with cycles_collected_after():  # the report makes no garbage worth a collection's walk
+        runs = [Run.load(run_id, st) for run_id in run_ids]
+        looked_at(st, runs, "report")
+        written = write_report(
+            runs,
+            html,
+            st,
+            profile=box,
+            transcripts=choice,
+            max_transcripts=max_transcripts,
+            title=title,
+            probes=which,
+            redact=redactor or False,
+        )
     info = {
         "schema": "assay.report/1",
         "path": str(written.path),

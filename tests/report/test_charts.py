@@ -1,0 +1,82 @@
+"""The report's charts: laid out before ``savefig`` (one draw instead of two), each SVG
+is byte for byte what ``savefig`` alone writes; and a report pauses the cycle collector
+only while it is built."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from assay.report import charts
+from assay.report.html import cycles_collected_after
+
+
+def _curves(shift: float, k_max: int = 8) -> dict[str, list[dict[str, float | int | None]]]:
+    points = [
+        {"k": k, "value": max(0.0, 0.9 - shift - 0.01 * k), "low": 0.5 - shift, "high": 0.95 - shift}
+        for k in range(1, k_max + 1)
+    ]
+    return {"pass_hat_k": points, "pass_at_k": points}
+
+
+def _all_charts() -> list[str]:
+    rng = np.random.default_rng(3)
+    latency = {"run-a": rng.lognormal(2, 0.5, 5000), "run-b": rng.lognormal(2.1, 0.6, 4000)}
+    pct = {
+        run: {"p50": float(np.median(v)), "p95": float(np.quantile(v, 0.95))} for run, v in latency.items()
+    }
+    return [
+        charts.passk_curves({"run-a": _curves(0.0)}),
+        charts.passk_curves({"run-a": _curves(0.0), "run-b": _curves(0.1)}),
+        charts.passk_curves({"run-a": _curves(0.0, 50)}),  # too many k for one tick each
+        charts.passk_curves({"none": {"pass_hat_k": [], "pass_at_k": []}}),
+        charts.distribution({"run-a": latency["run-a"]}, "latency (s)", {"run-a": pct["run-a"]}),
+        charts.distribution(latency, "latency (s)", pct),
+        charts.distribution({"run-a": []}, "cost per trial (USD)", {}),
+        charts.bars({"run-a": {"timeout": 40, "wrong_answer": 12, "tool_error": 3}}, "failure categories"),
+        charts.bars(
+            {"run-a": {"TOOL": 5, "MODEL": 9}, "run-b": {"MODEL": 4, "ENV": 1}, "run-c": {"TOOL": 2}},
+            "root-cause layers",
+        ),
+        charts.bars({"run-a": {}}, "failure categories"),
+        charts.loss_distributions({"run-a": rng.exponential(0.3, 3000), "run-b": rng.exponential(0.5, 300)}),
+    ]
+
+
+def test_charts_laid_out_first_are_the_svg_savefig_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    laid_out = _all_charts()
+    monkeypatch.setattr(charts, "_lay_out", lambda fig: None)  # savefig lays the figure out itself
+    assert _all_charts() == laid_out
+
+
+def test_laying_out_switches_the_engine_off() -> None:
+    fig = charts._figure(4.0, 2.0)
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1])
+    charts._lay_out(fig)
+    assert fig.get_layout_engine() is None
+    assert fig.dpi == 100  # as it was (the SVG backend draws at 72 dpi)
+
+
+def test_cycle_collection_is_paused_while_a_report_is_built_and_restored() -> None:
+    assert gc.isenabled()
+    with cycles_collected_after():
+        assert not gc.isenabled()
+        with cycles_collected_after():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with cycles_collected_after():
+            pass
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()
+    with pytest.raises(RuntimeError), cycles_collected_after():
+        raise RuntimeError("boom")
+    assert gc.isenabled()
