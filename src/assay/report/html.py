@@ -226,18 +226,6 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
 
-def _task_rows(tasks: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
-    """The per-task rows a report embeds: all of them up to ``limit``; beyond, the
-    ``limit`` tasks with the lowest success rate (tasks with no counted trial first),
-    ties by id."""
-    if len(tasks) <= limit:
-        return tasks
-    ranked = sorted(
-        tasks, key=lambda t: (-1.0 if t["success_rate"] is None else t["success_rate"], t["task_id"])
-    )
-    return ranked[:limit]
-
-
 @contextmanager
 def cycles_collected_after() -> Iterator[None]:
     """Python's cycle collector paused for the duration (then as it was). A report of
@@ -303,11 +291,14 @@ def _build_report(
         check_comparable(list(runs))
     limits = bounds or Bounds()
     env = environment()
-    views = [build_run_view(run) for run in runs]
+    # the per-task rows a report embeds: all of them up to ``limits.tasks``; beyond, the
+    # tasks of lowest success rate (runview.lowest_first)
+    views = [build_run_view(run, limits.tasks) for run in runs]
     per_run = [run_charts([v]) for v in views]
     overall = run_charts(views) if len(views) > 1 else None
-    comparisons = compare_view(runs, profile)["pairs"] if len(runs) > 1 else []
-    box = box_section(runs, profile)
+    compared = compare_view(runs, profile) if len(runs) > 1 else None
+    comparisons = compared["pairs"] if compared is not None else []
+    box = box_section(runs, profile, compared["box_scores"] if compared is not None else None)
     probe_rows = probe_section(runs[0].store, [r.info for r in runs], probes)
     if box is not None and box["losses"]:
         box["chart"] = charts.loss_distributions(box.pop("losses"))
@@ -330,7 +321,7 @@ def _build_report(
             ]
             packed.update(_transcripts(env, run, keys, redactor, redacted))
             left_out += int(chosen.size) - len(keys)
-        tasks = _task_rows(v["summary"]["tasks"], limits.tasks)
+        tasks = v["summary"]["tasks"]
         runs_data.append(
             {
                 "run_id": v["run_id"],
@@ -343,7 +334,7 @@ def _build_report(
         shown.append(
             {
                 "tasks": len(tasks),
-                "all_tasks": len(v["summary"]["tasks"]),
+                "all_tasks": v["all_tasks"],
                 "trials": len(failed_rows),
                 "all_trials": int(listed.size),
             }
