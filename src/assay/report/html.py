@@ -32,7 +32,6 @@ import numpy.typing as npt
 from ..box import ScoringProfile
 from ..errors import AssayError
 from ..metrics.frame import TrialFrame
-from ..redact import Redactor, redact_trial
 from ..runner.stored import Run
 from ..store.store import Store
 from . import charts
@@ -44,6 +43,8 @@ from .transcript_view import transcript_view
 
 if TYPE_CHECKING:
     import jinja2
+
+    from ..redact import Redactor
 
 TranscriptChoice = Literal["failed", "all", "none"]
 MAX_TRANSCRIPTS = 500
@@ -171,6 +172,8 @@ def _transcripts(
     for r in run.trials(keys):
         transcript = stored.get((r.task_id, r.trial_index))
         if redactor is not None:
+            from ..redact import redact_trial
+
             done = redact_trial(r, transcript, redactor)
             r, transcript = done.result, done.transcript
             if redacted is not None:
@@ -302,7 +305,11 @@ def _build_report(
     probe_rows = probe_section(runs[0].store, [r.info for r in runs], probes)
     if box is not None and box["losses"]:
         box["chart"] = charts.loss_distributions(box.pop("losses"))
-    redactor = redact if isinstance(redact, Redactor) else Redactor() if redact else None
+    redactor: Redactor | None = None
+    if redact is not False:  # the redaction rules are imported only for a redacted report
+        from ..redact import Redactor
+
+        redactor = redact if isinstance(redact, Redactor) else Redactor() if redact else None
     redacted: Counter[str] = Counter()
     packed: dict[str, str] = {}
     left_out = 0
