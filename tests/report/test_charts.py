@@ -80,3 +80,18 @@ def test_cycle_collection_is_paused_while_a_report_is_built_and_restored() -> No
     with pytest.raises(RuntimeError), cycles_collected_after():
         raise RuntimeError("boom")
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize(
+    "lo, hi", [(0.0, 1.0), (1e-9, 3.3), (0.12345, 0.12345 + 1e-9), (7.77, 1234.5678), (-3.1, 2.9)]
+)
+def test_histograms_of_equal_bins_over_a_range_are_those_of_the_edges(lo: float, hi: float) -> None:
+    """``distribution`` asks for 40 bins over a range, not for the edges themselves (numpy
+    then counts without sorting): the edges and counts are the same, values on an edge too."""
+    rng = np.random.default_rng(0)
+    edges = np.linspace(lo, hi, 41)
+    values = rng.uniform(lo, hi, 10000)
+    values[:4] = [lo, hi, edges[7], edges[39]]
+    counts, got = np.histogram(values, bins=40, range=(float(edges[0]), float(edges[-1])))
+    expected_counts, expected = np.histogram(values, bins=list(edges))
+    assert got.tolist() == expected.tolist() and counts.tolist() == expected_counts.tolist()
