@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
+from assay.compare.cycles import cycles_collected_after
 from assay.report import charts
-from assay.report.html import cycles_collected_after
 
 
 def _curves(shift: float, k_max: int = 8) -> dict[str, list[dict[str, float | int | None]]]:

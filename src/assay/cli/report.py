@@ -53,7 +53,8 @@ def report(
 
     Example: assay report retail-careful retail-hasty --html report.html
     """
-    from ..report.html import cycles_collected_after, write_report
+    from ..compare.cycles import cycles_collected_after
+    from ..report.html import write_report
     from ..report.probes import probe_choice
 
     if transcripts not in ("failed", "all", "none"):

@@ -16,6 +16,7 @@ from ..errors import AssayError
 from ..stats import adjust_pvalues
 from .boxes import BoxResult, resolve_profile, score_runs
 from .breakdown import FlippedTask, GroupDelta, detectable_difference, flipped_tasks, group_deltas
+from .cycles import cycles_collected_after
 from .decision import Decision, decide, decision_sensitivity
 from .paired import Family, MetricRow, continuous_rows, quality_row
 from .pairing import QUALITY_VALUES, MatchBy, Pairing, RunData, RunLike, TaskOutcome, pair_runs
@@ -189,6 +190,37 @@ def compare_runs(
         raise AssayError(f"alpha must be between 0 and 1, got {alpha}")
     if len(runs) < 2:
         raise AssayError("give at least two runs to compare: a baseline and a candidate")
+    with cycles_collected_after():
+        return _compare(
+            runs,
+            profile,
+            common_only,
+            adjust,
+            alpha,
+            confidence,
+            power,
+            match,
+            task_outcome,
+            box,
+            n_resamples,
+            seed,
+        )
+
+
+def _compare(
+    runs: Sequence[RunLike | RunData],
+    profile: ScoringProfile | str | Path | None,
+    common_only: bool,
+    adjust: str,
+    alpha: float,
+    confidence: float,
+    power: float,
+    match: MatchBy,
+    task_outcome: TaskOutcome,
+    box: bool,
+    n_resamples: int,
+    seed: int,
+) -> Comparison:
     data = load_runs(runs)
     ids = [r.run_id for r in data]
     if len(set(ids)) != len(ids):

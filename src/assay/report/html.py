@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import base64
 import functools
-import gc
 import gzip
 import json
 import math
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import resources
@@ -30,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..box import ScoringProfile
+from ..compare.cycles import cycles_collected_after
 from ..errors import AssayError
 from ..metrics.frame import TrialFrame
 from ..runner.stored import Run
@@ -227,23 +226,6 @@ class Report:
     probes: int = 0
     redacted: dict[str, int] | None = None
     notes: list[str] = field(default_factory=list)
-
-
-@contextmanager
-def cycles_collected_after() -> Iterator[None]:
-    """Python's cycle collector paused for the duration (then as it was). A report of
-    a million trials holds hundreds of thousands of live containers (task rows, reward
-    lists, chart artists), and each full collection walks them all: a dozen of them,
-    triggered by the report's own allocations, took 2.5 s of its 12 s of CPU, and
-    found almost nothing (matplotlib's figures, a few MB, are freed when collection
-    resumes). Reference counting frees everything else as usual."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def build_report(
