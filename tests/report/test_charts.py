@@ -1,6 +1,7 @@
 """The report's charts: laid out before ``savefig`` (one draw instead of two), each SVG
-is byte for byte what ``savefig`` alone writes; and a report pauses the cycle collector
-only while it is built."""
+is byte for byte what ``savefig`` alone writes; histograms of equal bins over a range
+count as those of the edges; the collector paused while a report or comparison is
+made is left as it was found."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from assay.compare.cycles import cycles_collected_after
+from assay.core.collector import paused_gc
 from assay.report import charts
 
 
@@ -62,22 +63,22 @@ def test_laying_out_switches_the_engine_off() -> None:
     assert fig.dpi == 100  # as it was (the SVG backend draws at 72 dpi)
 
 
-def test_cycle_collection_is_paused_while_a_report_is_built_and_restored() -> None:
+def test_the_collector_pause_of_reports_and_comparisons_restores_what_it_found() -> None:
     assert gc.isenabled()
-    with cycles_collected_after():
+    with paused_gc():
         assert not gc.isenabled()
-        with cycles_collected_after():
+        with paused_gc():
             assert not gc.isenabled()
         assert not gc.isenabled()
     assert gc.isenabled()
     gc.disable()
     try:
-        with cycles_collected_after():
+        with paused_gc():
             pass
         assert not gc.isenabled()  # left as it was found
     finally:
         gc.enable()
-    with pytest.raises(RuntimeError), cycles_collected_after():
+    with pytest.raises(RuntimeError), paused_gc():
         raise RuntimeError("boom")
     assert gc.isenabled()
 

@@ -53,7 +53,7 @@ def report(
 
     Example: assay report retail-careful retail-hasty --html report.html
     """
-    from ..compare.cycles import cycles_collected_after
+    from ..core.collector import paused_gc
     from ..report.html import write_report
     from ..report.probes import probe_choice
 
@@ -74,7 +74,7 @@ def report(
     from .looks import looked_at
 
     st = Store(store)
-    with cycles_collected_after():  # the report makes no garbage worth a collection's walk
+    with paused_gc():  # the report makes no garbage worth a collection's walk
         runs = [Run.load(run_id, st) for run_id in run_ids]
         looked_at(st, runs, "report")
         written = write_report(

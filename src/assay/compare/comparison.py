@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 
 from ..box import ScoringProfile
+from ..core.collector import paused_gc
 from ..errors import AssayError
 from ..stats import adjust_pvalues
 from .boxes import BoxResult, resolve_profile, score_runs
 from .breakdown import FlippedTask, GroupDelta, detectable_difference, flipped_tasks, group_deltas
-from .cycles import cycles_collected_after
 from .decision import Decision, decide, decision_sensitivity
 from .paired import Family, MetricRow, continuous_rows, quality_row
 from .pairing import QUALITY_VALUES, MatchBy, Pairing, RunData, RunLike, TaskOutcome, pair_runs
@@ -190,7 +190,7 @@ def compare_runs(
         raise AssayError(f"alpha must be between 0 and 1, got {alpha}")
     if len(runs) < 2:
         raise AssayError("give at least two runs to compare: a baseline and a candidate")
-    with cycles_collected_after():
+    with paused_gc():  # full collections would walk the runs' rows of per-task sums, to no avail
         return _compare(
             runs,
             profile,
