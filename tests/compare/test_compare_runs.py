@@ -178,3 +178,32 @@ def test_runs_of_different_k_are_compared_on_the_smaller_k() -> None:
     assert "k2 has 2 trials per task and k4 has 4: both are compared on the first 2" in pairing.notes[0]
     result = compare_runs([base, cand], box=False)
     assert result.pairs[0].quality.p_value == 1.0
+
+
+def test_box_scores_of_fewer_resamples_taken_from_a_comparison_are_those_scored_anew() -> None:
+    """A report shows the box section of 1,000 resamples after a comparison of 2,000: the
+    section taken from the comparison's scores is the one scored anew, interval for interval."""
+    from assay.compare import RunData, default_profile, score_runs
+
+    rng = np.random.default_rng(5)
+    a, b = tasks_with(23, 4, 6, 8, k=3)
+    runs = [
+        make_run("A", a, latency=lambda t, i: float(rng.lognormal(1, 0.4))),
+        make_run("B", b, latency=lambda t, i: float(rng.lognormal(1.1, 0.5))),
+    ]
+    data = [RunData.of(r) for r in runs]
+    profile = default_profile()
+    many = score_runs(data, profile, n_resamples=2000)
+    for n in (1000, 999, 257, 256, 1, 2000):
+        anew = score_runs(data, profile, n_resamples=n)
+        taken = score_runs(data, default_profile(), n_resamples=n, reuse=many)
+        assert taken is not anew and taken.to_dict() == anew.to_dict()
+        assert [s.replicates.tolist() for s in taken.scores] == [s.replicates.tolist() for s in anew.scores]  # type: ignore[union-attr]
+    # nothing is taken from scores of other runs, another seed or fewer resamples
+    assert many.with_resamples(data, profile, 1000, seed=1, relative=0.2) is None
+    assert many.with_resamples(data, profile, 1000, seed=0, relative=0.1) is None
+    assert many.with_resamples([RunData.of(r) for r in runs], profile, 1000, seed=0, relative=0.2) is None
+    assert many.with_resamples(data, profile, 2001, seed=0, relative=0.2) is None
+    other = profile_from_yaml("name: p\nversion: 1\nmetrics:\n  failure: {tau: 0.2, direction: lower}\n")
+    assert many.with_resamples(data, other, 1000, seed=0, relative=0.2) is None
+    assert score_runs(data, other, n_resamples=1000, reuse=many).profile.name == "p"

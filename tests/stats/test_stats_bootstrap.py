@@ -8,9 +8,11 @@ from scipy import stats
 
 from assay.stats import (
     bootstrap_ci,
+    bootstrap_replicates,
     cluster_bootstrap_ci,
     group_by_cluster,
     pass_hat_k,
+    percentile_interval,
 )
 
 
@@ -150,3 +152,24 @@ def test_errors(kwargs: dict, message: str) -> None:
 def test_cluster_bootstrap_rejects_no_groups() -> None:
     with pytest.raises(ValueError, match="empty"):
         cluster_bootstrap_ci([], lambda gs: 0.0)
+
+
+@pytest.mark.parametrize("groups", [None, 1, 7, 10, 333])
+def test_the_first_n_replicates_of_more_resamples_are_those_of_n(groups: int | None) -> None:
+    """Resamples are drawn in one order whatever their number, so a bootstrap of n is
+    the first n replicates of a bootstrap of more with the same seed (a report takes its
+    box scores of 1,000 resamples from a comparison's 2,000)."""
+    rng = np.random.default_rng(11)
+    x = rng.lognormal(0, 1, 700)
+    clusters = None if groups is None else rng.integers(0, groups, 700)
+    estimate, many = bootstrap_replicates(x, clusters=clusters, n_resamples=2000, seed=3)
+    for n in (1, 255, 256, 257, 999, 1000, 2000):
+        ci = bootstrap_ci(x, clusters=clusters, n_resamples=n, seed=3)
+        assert percentile_interval(estimate, many[:n]) == ci
+        assert (
+            bootstrap_replicates(x, clusters=clusters, n_resamples=n, seed=3)[1].tolist() == many[:n].tolist()
+        )
+    median = bootstrap_replicates(x, np.median, clusters=clusters, n_resamples=300, seed=3)[1]
+    assert bootstrap_replicates(x, np.median, clusters=clusters, n_resamples=120, seed=3)[1].tolist() == (
+        median[:120].tolist()
+    )

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from assay.errors import AssayError
-from assay.stats import bootstrap_ci
+from assay.stats import bootstrap_replicates, percentile_interval
 
 from .loss import normalized_badness, threshold_loss
 from .profile import ScoringProfile
@@ -100,6 +100,19 @@ class BoxScore:
     profile_hash: str
     metric_tail_share: dict[str, float] = field(default_factory=dict)
     metric_loss: dict[str, float] = field(default_factory=dict)
+    replicates: FloatArray | None = field(default=None, repr=False, compare=False)
+    """The bootstrap replicates of ``mean(log(1 + loss)²)`` behind the interval."""
+
+    def with_resamples(self, n_resamples: int) -> BoxScore | None:
+        """This score as :func:`score_config` with the same seed and ``n_resamples``
+        (no more than it drew) gives it: the interval of its first ``n_resamples``
+        replicates, which are the ones a bootstrap of that many draws (resamples are
+        drawn in one order whatever their number). None without replicates."""
+        if self.replicates is None or not 0 < n_resamples <= self.replicates.size:
+            return None
+        kept = self.replicates[:n_resamples]
+        ci = percentile_interval(self.rms_loss**2, kept, self.confidence)
+        return replace(self, low=float(np.sqrt(ci.low)), high=float(np.sqrt(ci.high)), replicates=kept)
 
 
 def score_config(
@@ -129,9 +142,10 @@ def score_config(
             raise ValueError(f"task_ids has {labels.size} entries but there are {losses.size} trials")
         integers = labels.dtype.kind in "iu"
         n_tasks = int(np.unique(labels).size) if integers else len(set(labels.reshape(-1).tolist()))
-    ci = bootstrap_ci(
-        y2, np.mean, clusters=task_ids, n_resamples=n_resamples, confidence=confidence, seed=seed
+    estimate, replicates = bootstrap_replicates(
+        y2, np.mean, clusters=task_ids, n_resamples=n_resamples, seed=seed
     )
+    ci = percentile_interval(estimate, replicates, confidence)
     return BoxScore(
         config=config,
         rms_loss=float(np.sqrt(ci.estimate)),
@@ -148,6 +162,7 @@ def score_config(
         profile_hash=profile.hash,
         metric_tail_share={m: float(np.mean(b > 1.0)) for m, b in breakdown.badness.items()},
         metric_loss={m: float(np.mean(w)) for m, w in breakdown.weighted.items()},
+        replicates=replicates,
     )
 
 

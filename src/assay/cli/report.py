@@ -53,6 +53,7 @@ def report(
 
     Example: assay report retail-careful retail-hasty --html report.html
     """
+    from ..core.collector import paused_gc
     from ..report.html import write_report
     from ..report.probes import probe_choice
 
@@ -73,19 +74,20 @@ def report(
     from .looks import looked_at
 
     st = Store(store)
-    runs = [Run.load(run_id, st) for run_id in run_ids]
-    looked_at(st, runs, "report")
-    written = write_report(
-        runs,
-        html,
-        st,
-        profile=box,
-        transcripts=choice,
-        max_transcripts=max_transcripts,
-        title=title,
-        probes=which,
-        redact=redactor or False,
-    )
+    with paused_gc():  # the report makes no garbage worth a collection's walk
+        runs = [Run.load(run_id, st) for run_id in run_ids]
+        looked_at(st, runs, "report")
+        written = write_report(
+            runs,
+            html,
+            st,
+            profile=box,
+            transcripts=choice,
+            max_transcripts=max_transcripts,
+            title=title,
+            probes=which,
+            redact=redactor or False,
+        )
     info = {
         "schema": "assay.report/1",
         "path": str(written.path),

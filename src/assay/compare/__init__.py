@@ -10,7 +10,8 @@
 See docs/statistics.md ("Comparing runs", "Planning") and docs/box-score.md.
 """
 
-from .adaptive import AdaptiveResult, RoundReport, run_until_decided, run_until_decided_async
+from typing import TYPE_CHECKING, Any
+
 from .boxes import BoxResult, default_profile, resolve_profile, score_runs
 from .breakdown import FlippedTask, GroupDelta, detectable_difference, flipped_tasks, group_deltas
 from .comparison import ADJUST_METHODS, Comparison, PairResult, compare_runs
@@ -40,6 +41,22 @@ from .sequential import (
     rate_path,
     theta_for,
 )
+
+if TYPE_CHECKING:
+    from .adaptive import AdaptiveResult, RoundReport, run_until_decided, run_until_decided_async
+
+_ADAPTIVE = ("AdaptiveResult", "RoundReport", "run_until_decided", "run_until_decided_async")
+
+
+def __getattr__(name: str) -> Any:
+    """The adaptive runs' names, imported on first use: they need the runner (executor,
+    orchestrator, environments), which ``compare`` and ``report`` of stored runs do not."""
+    if name in _ADAPTIVE:
+        from . import adaptive
+
+        return getattr(adaptive, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ADJUST_METHODS",

@@ -48,6 +48,38 @@ class BoxResult:
     means: dict[str, dict[str, float]] = field(default_factory=dict)
     stable: bool | None = None
     flips: list[dict[str, Any]] = field(default_factory=list)
+    basis: tuple[list[RunData], int, float] | None = field(default=None, repr=False, compare=False)
+    """The runs (the very objects), seed and ``relative`` it was scored with."""
+
+    def with_resamples(
+        self, runs: Sequence[RunData], profile: ScoringProfile, n_resamples: int, seed: int, relative: float
+    ) -> BoxResult | None:
+        """This result as :func:`score_runs` would give it for these arguments with
+        ``n_resamples`` (no more than it drew), if it was scored from the same runs,
+        profile, seed and ``relative``: the same skipped metrics, means and sensitivity
+        (which no resample enters) and each score's interval from its first
+        ``n_resamples`` replicates; else None."""
+        if self.basis is None or self.profile.hash != profile.hash:
+            return None
+        scored_runs, scored_seed, scored_relative = self.basis
+        same_runs = len(scored_runs) == len(runs) and all(
+            a is b for a, b in zip(scored_runs, runs, strict=False)
+        )
+        if not same_runs or (scored_seed, scored_relative) != (seed, relative):
+            return None
+        scores = [s.with_resamples(n_resamples) for s in self.scores]
+        if any(s is None for s in scores):
+            return None
+        return BoxResult(
+            profile,
+            self.scored,
+            [s for s in scores if s is not None],
+            dict(self.skipped),
+            {run: dict(means) for run, means in self.means.items()},
+            self.stable,
+            [dict(flip) for flip in self.flips],
+            (list(runs), seed, relative),
+        )
 
     def score_of(self, run_id: str) -> BoxScore | None:
         return next((s for s in self.scores if s.config == run_id), None)
@@ -108,9 +140,17 @@ def score_runs(
     n_resamples: int = 2000,
     seed: int = 0,
     relative: float = 0.2,
+    reuse: BoxResult | None = None,
 ) -> BoxResult:
     """Box scores of ``runs`` (bootstrap CIs by task), ranking, and its ±``relative``
-    sensitivity to each weight and threshold."""
+    sensitivity to each weight and threshold. ``reuse``: a result of the same runs,
+    profile, seed and ``relative`` with at least ``n_resamples`` resamples, from which
+    the same result is taken without scoring again (:meth:`BoxResult.with_resamples`;
+    a report shows the box section of 1,000 resamples after a comparison of 2,000)."""
+    if reuse is not None:
+        taken = reuse.with_resamples(runs, profile, n_resamples, seed, relative)
+        if taken is not None:
+            return taken
     skipped: dict[str, str] = {}
     for name in profile.metrics:
         missing = [r.run_id for r in runs if not r.counted or r.measured(name) < r.counted]
@@ -121,7 +161,7 @@ def score_runs(
                 f"measured on {having} of {total} counted trials (missing in {', '.join(missing)})"
             )
     kept = {n: m for n, m in profile.metrics.items() if n not in skipped}
-    result = BoxResult(profile, None, [], skipped)
+    result = BoxResult(profile, None, [], skipped, basis=(list(runs), seed, relative))
     if not any(m.weight > 0 for m in kept.values()):
         return result
     scored = ScoringProfile(**{**profile.model_dump(exclude={"metrics"}), "metrics": kept})

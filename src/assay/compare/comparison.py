@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..box import ScoringProfile
+from ..core.collector import paused_gc
 from ..errors import AssayError
 from ..stats import adjust_pvalues
 from .boxes import BoxResult, resolve_profile, score_runs
@@ -189,6 +190,37 @@ def compare_runs(
         raise AssayError(f"alpha must be between 0 and 1, got {alpha}")
     if len(runs) < 2:
         raise AssayError("give at least two runs to compare: a baseline and a candidate")
+    with paused_gc():  # full collections would walk the runs' rows of per-task sums, to no avail
+        return _compare(
+            runs,
+            profile,
+            common_only,
+            adjust,
+            alpha,
+            confidence,
+            power,
+            match,
+            task_outcome,
+            box,
+            n_resamples,
+            seed,
+        )
+
+
+def _compare(
+    runs: Sequence[RunLike | RunData],
+    profile: ScoringProfile | str | Path | None,
+    common_only: bool,
+    adjust: str,
+    alpha: float,
+    confidence: float,
+    power: float,
+    match: MatchBy,
+    task_outcome: TaskOutcome,
+    box: bool,
+    n_resamples: int,
+    seed: int,
+) -> Comparison:
     data = load_runs(runs)
     ids = [r.run_id for r in data]
     if len(set(ids)) != len(ids):

@@ -78,6 +78,12 @@ def passk_matrix(n: npt.ArrayLike, c: npt.ArrayLike, k_max: int) -> tuple[npt.ND
 
 def _curves(n: npt.ArrayLike, c: npt.ArrayLike, k_max: int) -> dict[str, dict[str, Any]]:
     hat, at = passk_matrix(n, c, k_max)
+    return _curves_of(hat, at, k_max)
+
+
+def _curves_of(
+    hat: npt.NDArray[np.float64], at: npt.NDArray[np.float64], k_max: int
+) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {
         name: {} for name in ("pass_hat_k", "pass_at_k", "pass_hat_k_ci", "pass_at_k_ci")
     }
@@ -106,13 +112,17 @@ def passk_curves(counts: dict[str, tuple[int, int]], k_max: int) -> dict[str, di
 class _Aggregates:
     """Per-task counts of a frame, computed once."""
 
-    def __init__(self, frame: TrialFrame):
+    def __init__(self, frame: TrialFrame, k_max: int):
         self.frame = frame
         self.valid: BoolArray = ~np.isnan(frame.reward)
         size = len(frame.task_ids)
         self.trials = np.bincount(frame.task, minlength=size)
         self.n = np.bincount(frame.task[self.valid], minlength=size)
         self.c = np.bincount(frame.task[self.valid], weights=frame.reward[self.valid], minlength=size).round()
+        # every task's pass^k and pass@k, once: a group's are their rows (each row is
+        # computed on its own, so the rows of a group's tasks are what the group's gives)
+        self.k_max = k_max
+        self.passk = passk_matrix(self.n, self.c, k_max)
 
     def group(self, task_mask: BoolArray, k_max: int) -> GroupStats:
         f = self.frame
@@ -120,6 +130,10 @@ class _Aggregates:
         counted = trial_mask & self.valid
         tasks = np.flatnonzero(task_mask & (self.trials > 0))
         rewards = f.reward[counted]
+        if k_max == self.k_max:
+            curves = _curves_of(self.passk[0][tasks], self.passk[1][tasks], k_max)
+        else:
+            curves = _curves(self.n[tasks], self.c[tasks], k_max)
         return GroupStats(
             tasks=int(tasks.size),
             trials=int(trial_mask.sum()),
@@ -127,7 +141,7 @@ class _Aggregates:
             successes=int(rewards.sum()),
             success_rate=_round(rewards.mean()) if rewards.size else None,
             success_rate_ci=_interval(rewards, f.task[counted]),
-            **_curves(self.n[tasks], self.c[tasks], k_max),
+            **curves,
         )
 
 
@@ -242,16 +256,21 @@ def _task_table(
     order = np.lexsort((f.trial_index, f.task))
     starts = np.searchsorted(f.task[order], np.arange(len(f.task_ids)))
     ends = np.searchsorted(f.task[order], np.arange(len(f.task_ids)), side="right")
-    hat_rows = np.round(passk_matrix(agg.n, agg.c, k_max)[0], 4).tolist()
+    hat = agg.passk[0] if agg.k_max == k_max else passk_matrix(agg.n, agg.c, k_max)[0]
+    hat_rows = np.round(hat, 4).tolist()
     keys = [str(k) for k in range(1, k_max + 1)]
     rewards = reward_list(f.reward[order])
     terminations = _counts_by_task(f.task[order], f.termination[order].tolist(), len(f.task_ids))
     bounds = list(zip(starts.tolist(), ends.tolist(), strict=True))
+    counted = [int(v) for v in agg.n.tolist()]
+    successes = [int(v) for v in agg.c.tolist()]
     rows: dict[str, TaskRow] = {}
     for t, task_id in enumerate(f.task_ids):
         start, end = bounds[t]
-        n, c = int(agg.n[t]), int(agg.c[t])
-        m = meta.get(task_id, TaskMeta(task_id))
+        n, c = counted[t], successes[t]
+        m = meta.get(task_id)
+        if m is None:
+            m = TaskMeta(task_id)
         # built without validation: every value is computed here with its declared type
         rows[task_id] = TaskRow.model_construct(
             task_id=task_id,
@@ -296,8 +315,8 @@ def summarize_frame(
 ) -> RunSummary:
     """Everything a run's report shows, computed from columns (no run header)."""
     meta = {t.task_id: t for t in tasks}
-    agg = _Aggregates(frame)
-    metas = [meta.get(t, TaskMeta(t)) for t in frame.task_ids]
+    agg = _Aggregates(frame, k_max)
+    metas = [meta[t] if t in meta else TaskMeta(t) for t in frame.task_ids]
 
     def by(values: list[str]) -> dict[str, GroupStats]:
         arr = np.asarray(values, dtype=object)

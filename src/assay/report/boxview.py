@@ -8,17 +8,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..box import ScoringProfile, trial_losses
-from ..compare import RunData, resolve_profile, score_runs
+from ..compare import BoxResult, RunData, resolve_profile, score_runs
 from ..runner.stored import Run
 
 
-def box_section(runs: Sequence[Run], profile: ScoringProfile | None = None) -> dict[str, Any] | None:
+def box_section(
+    runs: Sequence[Run], profile: ScoringProfile | None = None, scored: BoxResult | None = None
+) -> dict[str, Any] | None:
     """The box section: profile identity, ranking with intervals, skipped metrics and
     per-trial losses per run (``None`` when no profile metric could be scored).
-    ``profile=None`` uses the profile ``assay compare`` uses by default."""
+    ``profile=None`` uses the profile ``assay compare`` uses by default. ``scored``: the
+    box scores of a comparison of these runs (more resamples), whose first 1,000
+    resamples give the same section without scoring the runs again."""
     prof = resolve_profile(profile)
     data = [RunData.of(r) for r in runs]
-    result = score_runs(data, prof, n_resamples=1000)
+    result = score_runs(data, prof, n_resamples=1000, reuse=scored)
     doc = result.to_dict()
     if result.scored is None:
         return {**doc, "losses": {}, "scored_metrics": []}

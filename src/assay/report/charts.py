@@ -59,8 +59,35 @@ def _style(ax: Axes) -> None:
     ax.set_axisbelow(True)
 
 
+def _lay_out(fig: Figure) -> None:
+    """Run the figure's constrained layout as ``savefig`` would, then switch the engine
+    off. ``savefig`` lays a figure out by drawing it whole once with drawing disabled
+    (the layout runs at the start of that draw), then draws it again for the file; the
+    layout alone gives the same positions (it is computed, as there, with an SVG renderer
+    at the 72 dpi an SVG is drawn at, before anything is drawn) without the first draw,
+    a fifth of a chart's time. The SVG is byte-identical (tests/report check it)."""
+    engine = fig.get_layout_engine()
+    if engine is None or not fig.axes:
+        return
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
+    FigureCanvasSVG(fig)  # the canvas savefig switches to: its renderer measures the text
+    dpi = fig.dpi
+    fig.dpi = 72  # what the SVG backend sets before its first draw
+    try:
+        engine.execute(fig)
+    except ValueError:  # as Figure.draw: the layout gives up, the figure is drawn as is
+        pass
+    finally:
+        fig.dpi = dpi
+    fig.set_layout_engine(None)  # no engine: savefig draws once (a placeholder engine: twice)
+    if fig.get_layout_engine() is not None:  # a matplotlibrc asks for a layout by default
+        fig.set_layout_engine("none")
+
+
 def to_svg(fig: Figure, label: str) -> str:
     """The figure as an ``<svg>`` element ready to inline (no XML prolog, labelled)."""
+    _lay_out(fig)
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, transparent=True)
     text = buf.getvalue()
@@ -133,7 +160,10 @@ def distribution(
         several = len(data) > 1
         ax.hist(
             v,
-            bins=list(bins),
+            # 40 equal bins over the range: numpy's edges are these (np.linspace), and it
+            # counts them without sorting the values (3x faster on 500,000 trials)
+            bins=bins.size - 1,
+            range=(float(bins[0]), float(bins[-1])),
             color=color(i),
             alpha=0.85 if not several else 0.9,
             histtype="step" if several else "bar",

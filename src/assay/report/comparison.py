@@ -109,9 +109,10 @@ def prompt_change(a: Run, b: Run) -> dict[str, Any]:
 def compare_view(runs: Sequence[Run], profile: ScoringProfile | None = None) -> dict[str, Any]:
     """The comparison of ``runs[1:]`` against ``runs[0]`` as shown by report and viewer:
     :func:`assay.compare.compare_runs` (as its JSON document) plus per-task rows for
-    every candidate."""
+    every candidate; ``box_scores``: its :class:`~assay.compare.BoxResult` (or None)."""
     check_comparable(runs)
-    result = paired_comparison(list(runs), profile=profile).to_dict()
+    comparison = paired_comparison(list(runs), profile=profile)
+    result = comparison.to_dict()
     pairs = []
     for run, pair in zip(runs[1:], result["comparisons"], strict=True):
         rows = task_rows(runs[0], run)
@@ -130,4 +131,4 @@ def compare_view(runs: Sequence[Run], profile: ScoringProfile | None = None) -> 
                 "slices": [g for g in pair["groups"] if g["delta"] != 0],
             }
         )
-    return {"document": result, "pairs": pairs, "box": result.get("box")}
+    return {"document": result, "pairs": pairs, "box": result.get("box"), "box_scores": comparison.box}

@@ -28,9 +28,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ..box import ScoringProfile
+from ..core.collector import paused_gc
 from ..errors import AssayError
 from ..metrics.frame import TrialFrame
-from ..redact import Redactor, redact_trial
 from ..runner.stored import Run
 from ..store.store import Store
 from . import charts
@@ -42,6 +42,8 @@ from .transcript_view import transcript_view
 
 if TYPE_CHECKING:
     import jinja2
+
+    from ..redact import Redactor
 
 TranscriptChoice = Literal["failed", "all", "none"]
 MAX_TRANSCRIPTS = 500
@@ -169,6 +171,8 @@ def _transcripts(
     for r in run.trials(keys):
         transcript = stored.get((r.task_id, r.trial_index))
         if redactor is not None:
+            from ..redact import redact_trial
+
             done = redact_trial(r, transcript, redactor)
             r, transcript = done.result, done.transcript
             if redacted is not None:
@@ -224,18 +228,6 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
 
-def _task_rows(tasks: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
-    """The per-task rows a report embeds: all of them up to ``limit``; beyond, the
-    ``limit`` tasks with the lowest success rate (tasks with no counted trial first),
-    ties by id."""
-    if len(tasks) <= limit:
-        return tasks
-    ranked = sorted(
-        tasks, key=lambda t: (-1.0 if t["success_rate"] is None else t["success_rate"], t["task_id"])
-    )
-    return ranked[:limit]
-
-
 def build_report(
     runs: Sequence[Run],
     *,
@@ -264,21 +256,45 @@ def build_report(
     results, errors, grader reasons, state diffs, span errors) is redacted first, one
     set of pseudonyms per trial (:func:`assay.redact.redact_trial`); the figures are
     unchanged."""
+    # a report of a million trials holds hundreds of thousands of live containers (task
+    # rows, reward lists, chart artists); each full collection its allocations trigger
+    # walks them all and finds almost nothing: a dozen took 2.6 s of its 12 s of CPU
+    with paused_gc():
+        return _build_report(runs, profile, transcripts, max_transcripts, title, bounds, probes, redact)
+
+
+def _build_report(
+    runs: Sequence[Run],
+    profile: ScoringProfile | None,
+    transcripts: TranscriptChoice,
+    max_transcripts: int,
+    title: str | None,
+    bounds: Bounds | None,
+    probes: ProbeChoice,
+    redact: Redactor | bool,
+) -> Report:
     if not runs:
         raise AssayError("give at least one run to report on")
     if len(runs) > 1:
         check_comparable(list(runs))
     limits = bounds or Bounds()
     env = environment()
-    views = [build_run_view(run) for run in runs]
+    # the per-task rows a report embeds: all of them up to ``limits.tasks``; beyond, the
+    # tasks of lowest success rate (runview.lowest_first)
+    views = [build_run_view(run, limits.tasks) for run in runs]
     per_run = [run_charts([v]) for v in views]
     overall = run_charts(views) if len(views) > 1 else None
-    comparisons = compare_view(runs, profile)["pairs"] if len(runs) > 1 else []
-    box = box_section(runs, profile)
+    compared = compare_view(runs, profile) if len(runs) > 1 else None
+    comparisons = compared["pairs"] if compared is not None else []
+    box = box_section(runs, profile, compared["box_scores"] if compared is not None else None)
     probe_rows = probe_section(runs[0].store, [r.info for r in runs], probes)
     if box is not None and box["losses"]:
         box["chart"] = charts.loss_distributions(box.pop("losses"))
-    redactor = redact if isinstance(redact, Redactor) else Redactor() if redact else None
+    redactor: Redactor | None = None
+    if redact is not False:  # the redaction rules are imported only for a redacted report
+        from ..redact import Redactor
+
+        redactor = redact if isinstance(redact, Redactor) else Redactor() if redact else None
     redacted: Counter[str] = Counter()
     packed: dict[str, str] = {}
     left_out = 0
@@ -297,7 +313,7 @@ def build_report(
             ]
             packed.update(_transcripts(env, run, keys, redactor, redacted))
             left_out += int(chosen.size) - len(keys)
-        tasks = _task_rows(v["summary"]["tasks"], limits.tasks)
+        tasks = v["summary"]["tasks"]
         runs_data.append(
             {
                 "run_id": v["run_id"],
@@ -310,7 +326,7 @@ def build_report(
         shown.append(
             {
                 "tasks": len(tasks),
-                "all_tasks": len(v["summary"]["tasks"]),
+                "all_tasks": v["all_tasks"],
                 "trials": len(failed_rows),
                 "all_trials": int(listed.size),
             }
@@ -375,8 +391,9 @@ def write_report(
 ) -> ReportFile:
     """Load runs from the store (or take runs already loaded) and write their report to ``path``."""
     st = store if isinstance(store, Store) else Store(store)
-    runs = [r if isinstance(r, Run) else Run.load(r, st) for r in run_ids]
-    report = build_report(runs, **options)
+    with paused_gc():
+        runs = [r if isinstance(r, Run) else Run.load(r, st) for r in run_ids]
+        report = build_report(runs, **options)
     out = Path(path)
     if out.is_dir():
         raise AssayError(f"{out} is a directory; give a file name such as report.html")

@@ -7,12 +7,14 @@ comment say the same thing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compare import Comparison, MetricRow, PairResult, format_p
-from ..compare.adaptive import AdaptiveResult
 from ..compare.planning import Plan
 from ..gate import Verdict
+
+if TYPE_CHECKING:  # an annotation only: importing it imports the runner (assay compare does not need it)
+    from ..compare.adaptive_result import AdaptiveResult
 
 ICONS = {"pass": "✅", "fail": "❌", "skip": "⏭️"}
 MAX_LIST = 15

@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from ..core.results import TrialResult
 from ..metrics.frame import FrameExtras, TrialFrame
-from ..metrics.summary_model import RunSummary
+from ..metrics.summary_model import RunSummary, TaskRow
 from ..runner.stored import Run
 
 
@@ -206,20 +206,39 @@ def distributions(frame: TrialFrame) -> dict[str, npt.NDArray[np.float64]]:
     }
 
 
-def build_run_view(run: Run) -> dict[str, Any]:
+def lowest_first(tasks: Sequence[TaskRow], limit: int) -> list[TaskRow]:
+    """The ``limit`` tasks of lowest success rate (tasks with no counted trial first),
+    ties by id: the task rows a bounded report embeds."""
+    return sorted(tasks, key=lambda t: (-1.0 if t.success_rate is None else t.success_rate, t.task_id))[
+        :limit
+    ]
+
+
+def build_run_view(run: Run, task_rows: int | None = None) -> dict[str, Any]:
     """Everything a run page or report section shows, as JSON-able data (but the
     ``distributions``, numpy arrays for the charts): the run's summary (its figures and
     intervals, unchanged) plus breakdowns of its trials, all from columns and SQL
-    aggregates."""
+    aggregates. ``all_tasks`` counts the run's tasks; with ``task_rows``, a run of more
+    tasks has only that many rows in its summary's task table, chosen by
+    :func:`lowest_first` and in that order (the rest are not made into JSON at all)."""
     summary = run.summary()
     frame, extras = run.frame(), run.extras()
-    data = summary.to_dict()
+    typed = summary.tasks
+    if task_rows is not None and len(typed) > task_rows:
+        typed = lowest_first(typed, task_rows)
+        data = summary.model_copy(update={"tasks": typed}).to_dict()
+    else:
+        data = summary.to_dict()
     tasks = data["tasks"]
-    for row, typed in zip(tasks, summary.tasks, strict=True):
-        row["outcome"] = typed.outcome
-    outcomes = Counter(row["outcome"] for row in tasks)
+    for row, typed_row in zip(tasks, typed, strict=True):
+        row["outcome"] = typed_row.outcome
+    every = summary.tasks
+    outcomes = (
+        Counter(row["outcome"] for row in tasks) if typed is every else Counter(t.outcome for t in every)
+    )
     return {
         "run_id": run.run_id,
+        "all_tasks": len(every),
         "label": f"{run.run_id} ({run.info.config.agent})",
         "summary": data,
         "headline": {
@@ -231,9 +250,9 @@ def build_run_view(run: Run) -> dict[str, Any]:
         "tokens_by_role": tokens_by_role(frame, extras),
         "distributions": distributions(frame),
         "filters": {
-            "stratum": sorted({t["stratum"] for t in tasks}),
-            "split": sorted({t["split"] for t in tasks}),
-            "tag": sorted({tag for t in tasks for tag in t["tags"]}),
+            "stratum": sorted({t.stratum for t in every}),
+            "split": sorted({t.split for t in every}),
+            "tag": sorted({tag for t in every for tag in t.tags}),
             "outcome": [k for k in ("pass", "flaky", "fail", "excluded") if outcomes.get(k)],
         },
     }

@@ -17,9 +17,11 @@ from .bootstrap import (
     BootstrapCI,
     bootstrap_ci,
     bootstrap_means,
+    bootstrap_replicates,
     cluster_bootstrap_ci,
     cluster_bootstrap_means,
     group_by_cluster,
+    percentile_interval,
 )
 from .clustered import ClusteredMean, RateInterval, clustered_mean, clustered_rate_interval, clustered_se
 from .intervals import binomial_se, wilson_bounds, wilson_interval
@@ -91,6 +93,7 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_means",
     "bootstrap_ratings",
+    "bootstrap_replicates",
     "bradley_terry",
     "cluster_bootstrap_ci",
     "cluster_bootstrap_means",
@@ -124,6 +127,7 @@ __all__ = [
     "pass_at_k_rate",
     "pass_hat_k",
     "pass_hat_k_rate",
+    "percentile_interval",
     "period_end",
     "power_mcnemar",
     "power_noninferiority",

@@ -56,6 +56,15 @@ def _as_data(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
     return data
 
 
+def percentile_interval(estimate: float, replicates: npt.ArrayLike, confidence: float = 0.95) -> BootstrapCI:
+    """The percentile interval of bootstrap ``replicates`` (as :func:`bootstrap_ci`
+    computes it from its own): e.g. of the first n of the replicates kept from a
+    bootstrap of more resamples, which are the replicates of a bootstrap of n with the
+    same seed (the resamples are drawn in the same order, chunk by chunk)."""
+    check_confidence(confidence)
+    return _percentile_ci(estimate, np.asarray(replicates, dtype=np.float64), confidence)
+
+
 def bootstrap_ci(
     values: npt.ArrayLike,
     statistic: Callable[[npt.NDArray[np.float64]], float] = np.mean,
@@ -76,6 +85,22 @@ def bootstrap_ci(
     the replicates, as ``scipy.stats.bootstrap(method="percentile")``.
     """
     check_confidence(confidence)
+    estimate, reps = bootstrap_replicates(
+        values, statistic, clusters=clusters, n_resamples=n_resamples, seed=seed
+    )
+    return _percentile_ci(estimate, reps, confidence)
+
+
+def bootstrap_replicates(
+    values: npt.ArrayLike,
+    statistic: Callable[[npt.NDArray[np.float64]], float] = np.mean,
+    *,
+    clusters: Sequence[Hashable] | npt.ArrayLike | None = None,
+    n_resamples: int = 2000,
+    seed: int | np.random.Generator = 0,
+) -> tuple[float, npt.NDArray[np.float64]]:
+    """``statistic(values)`` and its ``n_resamples`` bootstrap replicates, drawn as
+    :func:`bootstrap_ci` draws them (it is their percentile interval)."""
     n_resamples = _check_resamples(n_resamples)
     rng = rng_from(seed)
     data = _as_data(values)
@@ -92,7 +117,7 @@ def bootstrap_ci(
             )
         else:
             reps = np.array([float(statistic(data[rng.integers(0, n, size=n)])) for _ in range(n_resamples)])
-        return _percentile_ci(estimate, reps, confidence)
+        return estimate, reps
 
     codes = cluster_codes(clusters, n)
     n_groups = int(codes.max()) + 1
@@ -105,7 +130,7 @@ def bootstrap_ci(
             idx = rng.integers(0, n_groups, size=(min(_CHUNK, n_resamples - s), n_groups))
             total = counts.sum() if single else counts[idx].sum(axis=1)
             parts.append(sums[idx].sum(axis=1) / total)
-        return _percentile_ci(estimate, np.concatenate(parts), confidence)
+        return estimate, np.concatenate(parts)
     order = np.argsort(codes, kind="stable")
     members = np.split(order, np.cumsum(np.bincount(codes, minlength=n_groups))[:-1])
     reps = np.empty(n_resamples)
@@ -113,7 +138,7 @@ def bootstrap_ci(
         picked = rng.integers(0, n_groups, size=n_groups)
         rows = np.concatenate([members[g] for g in picked])
         reps[r] = float(statistic(data[rows]))
-    return _percentile_ci(estimate, reps, confidence)
+    return estimate, reps
 
 
 def cluster_bootstrap_means(

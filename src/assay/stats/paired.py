@@ -163,8 +163,12 @@ def sign_flip_test(
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
         raw = rng.integers(0, 256, size=(size, cols), dtype=np.uint8)
-        # np.take on flat offsets: the same values as table[j, byte], gathered 3x faster
-        flipped = (2.0 * np.take(table, column + raw).sum(axis=1) - total) / n_total
+        # np.take on flat offsets: the same values as table[j, byte], gathered 3x faster;
+        # the offsets widened first, then added in place (``column + raw`` mixes integer
+        # types, a loop twice as slow as the gather)
+        offsets = raw.astype(np.intp)
+        offsets += column
+        flipped = (2.0 * np.take(table, offsets).sum(axis=1) - total) / n_total
         hits += _tail_counts(flipped, observed, alternative, tol)
     p = (1 + hits) / (1 + n_resamples)
     return PermutationResult(observed, float(p), False, n_resamples, alternative)
