@@ -101,7 +101,7 @@ async def test_scripted_user_acts_on_its_phone_when_asked() -> None:
         "agent",
         tool_steps[0][2],
     ) in tool_steps
-    from assay.report.html import environment
+    from assay.report.templates_env import environment
 
     html = str(environment().get_template("_transcript.html").module.transcript(view))  # type: ignore[attr-defined]
     assert html.count("user's tool call") == 1 and 'data-caller="user"' in html

@@ -12,7 +12,6 @@ the web viewer (:mod:`assay.server`) renders the same macros, so both show one p
 from __future__ import annotations
 
 import base64
-import functools
 import gzip
 import json
 import math
@@ -20,7 +19,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -38,6 +36,7 @@ from .boxview import box_section
 from .comparison import check_comparable, compare_view
 from .probes import ProbeChoice, probe_section
 from .runview import build_run_view, frame_rows
+from .templates_env import environment, static_text
 from .transcript_view import transcript_view
 
 if TYPE_CHECKING:
@@ -50,66 +49,6 @@ MAX_TRANSCRIPTS = 500
 MAX_TASK_ROWS = 2000
 MAX_TRIAL_ROWS = 1000
 MAX_COMPARE_ROWS = 2000
-
-
-def static_text(name: str) -> str:
-    """The text of a packaged static asset (``report/static/NAME``)."""
-    return resources.files("assay.report").joinpath("static", name).read_text(encoding="utf-8")
-
-
-def _pct(x: float | None, digits: int = 1) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.{digits}f}%"
-
-
-def _num(x: float | None, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    return f"{x:.{digits}g}" if abs(x) < 1000 else f"{x:,.0f}"
-
-
-def _secs(x: float | None) -> str:
-    if x is None:
-        return "–"
-    return f"{1000 * x:.1f} ms" if x < 1 else f"{x:.2f} s"
-
-
-def _usd(x: float | None) -> str:
-    return "–" if x is None else f"${x:.4f}" if x < 1 else f"${x:,.2f}"
-
-
-def heat_color(rate: float | None) -> str:
-    """Background colour of a heat-map cell: red (0) through amber to green (1)."""
-    if rate is None:
-        return "#f1f5f9"
-    hue = 120 * max(0.0, min(1.0, rate))
-    return f"hsl({hue:.0f}, 65%, {88 - 18 * (1 - abs(rate - 0.5) * 2):.0f}%)"
-
-
-def configure(env: jinja2.Environment) -> jinja2.Environment:
-    """Register the filters and globals the report macros use (the viewer calls this too)."""
-    env.filters.update(pct=_pct, num=_num, secs=_secs, usd=_usd, heat=heat_color)
-    env.filters["tojson_compact"] = lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False)
-    env.globals.update(color=charts.color, static_text=static_text)
-    return env
-
-
-@functools.cache
-def environment() -> jinja2.Environment:
-    """The Jinja2 environment of the report templates (autoescaped); one per process, so
-    its compiled templates are reused (compiling them is a fifth of a small report)."""
-    try:
-        import jinja2
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise AssayError(
-            "the HTML report needs jinja2, which is not installed; pip install 'assay[report]'"
-        ) from None
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("assay.report", "templates"),
-        autoescape=jinja2.select_autoescape(default=True),
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    return configure(env)
 
 
 def run_charts(views: Sequence[dict[str, Any]]) -> dict[str, str]:

@@ -24,7 +24,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ..errors import AssayError, RunNotFound
 from ..redact import Redactor
-from ..report.html import configure
+from ..report.templates_env import configure
 from ..store import Store
 from .data import RunCache
 from .security import HostAndOriginGuard, new_token, trusted_hosts
