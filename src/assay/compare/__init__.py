@@ -16,19 +16,9 @@ from .boxes import BoxResult, default_profile, resolve_profile, score_runs
 from .breakdown import FlippedTask, GroupDelta, detectable_difference, flipped_tasks, group_deltas
 from .comparison import ADJUST_METHODS, Comparison, PairResult, compare_runs
 from .decision import Decision, decide, format_p
+from .outcomes import DIRECTIONS, TaskOutcome, direction_of, task_passed, trial_values
 from .paired import MetricRow, continuous_row, quality_row
-from .pairing import (
-    DIRECTIONS,
-    MatchBy,
-    Pairing,
-    RunData,
-    TaskOutcome,
-    Unit,
-    direction_of,
-    pair_runs,
-    task_passed,
-    trial_values,
-)
+from .pairing import MatchBy, Pairing, RunData, Unit, pair_runs
 from .planning import Plan, design_effect, plan, task_icc
 from .sequential import (
     SequentialDesign,

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..box import BoxScore, ScoringProfile, load_profile, profile_from_yaml, rank_configs, sensitivity
-from .pairing import QUALITY_VALUES, RunData
+from .outcomes import QUALITY_VALUES
+from .pairing import RunData
 
 DEFAULT_PROFILE_FILE = "default_box.yaml"
 

@@ -18,8 +18,9 @@ from ..stats import adjust_pvalues
 from .boxes import BoxResult, resolve_profile, score_runs
 from .breakdown import FlippedTask, GroupDelta, detectable_difference, flipped_tasks, group_deltas
 from .decision import Decision, decide, decision_sensitivity
+from .outcomes import QUALITY_VALUES, TaskOutcome
 from .paired import Family, MetricRow, continuous_rows, quality_row
-from .pairing import QUALITY_VALUES, MatchBy, Pairing, RunData, RunLike, TaskOutcome, pair_runs
+from .pairing import MatchBy, Pairing, RunData, RunLike, pair_runs
 
 ADJUST_METHODS = ("holm", "bonferroni", "bh")
 ADJUST_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg"}

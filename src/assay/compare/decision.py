@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from ..box import ScoringProfile
 from .boxes import BoxResult
+from .outcomes import QUALITY_VALUES
 from .paired import MetricRow
-from .pairing import QUALITY_VALUES
 
 Verdict = Literal["switch", "do_not_switch", "trade_off", "no_difference"]
 SHORT = {

@@ -23,7 +23,8 @@ from ..stats import (
     paired_counts,
     sign_flip_test,
 )
-from .pairing import Pairing, direction_of
+from .outcomes import direction_of
+from .pairing import Pairing
 
 Family = Literal["primary", "secondary"]
 
