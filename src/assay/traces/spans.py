@@ -9,19 +9,13 @@ tool arguments, messages, errors) is kept apart from the other attributes so tha
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
-from typing import Any
-
 from ..core.messages import Message
 from ..core.results import EXCLUDED_TERMINATIONS, GradeResult, RunInfo, TrialResult
 from ..core.transcript import Span, Transcript
+from .message_attributes import assistant_output, attribute_json, message_attributes
 from .outspan import OutSpan, OutTrace, epoch_ns, ids, run_trace_id, trace_id_of
-from .semconv import MessageAttributes as MA
 from .semconv import OpenInferenceSpanKindValues as Kind
 from .semconv import SpanAttributes as SA
-from .semconv import ToolCallAttributes as TC
-from .semconv import message_key, tool_call_key
 
 #: OpenInference span kinds of assay's span kinds.
 KINDS = {
@@ -38,40 +32,6 @@ KINDS = {
 #: The attribute that says a span's content was redacted before it left.
 REDACTED_ATTRIBUTE = "assay.redacted"
 _ERROR_TERMINATIONS = frozenset(EXCLUDED_TERMINATIONS) | {"agent_error", "budget"}
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def _message_attributes(prefix: str, messages: Iterable[Message]) -> dict[str, Any]:
-    """OpenInference's flattened messages: ``PREFIX.i.message.role`` ..."""
-    out: dict[str, Any] = {}
-    for i, m in enumerate(messages):
-        out[message_key(prefix, i, MA.MESSAGE_ROLE)] = m.role
-        if m.content:
-            out[message_key(prefix, i, MA.MESSAGE_CONTENT)] = m.content
-        if m.tool_call_id:
-            out[message_key(prefix, i, MA.MESSAGE_TOOL_CALL_ID)] = m.tool_call_id
-        if m.name:
-            out[message_key(prefix, i, MA.MESSAGE_NAME)] = m.name
-        p = f"{prefix}.{i}"
-        for j, call in enumerate(m.tool_calls):
-            out[tool_call_key(p, j, TC.TOOL_CALL_ID)] = call.id
-            out[tool_call_key(p, j, TC.TOOL_CALL_FUNCTION_NAME)] = call.name
-            out[tool_call_key(p, j, TC.TOOL_CALL_FUNCTION_ARGUMENTS_JSON)] = _json(call.arguments)
-    return out
-
-
-def _assistant_output(m: Message) -> str:
-    if not m.tool_calls:
-        return m.content
-    return _json(
-        {
-            "content": m.content,
-            "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in m.tool_calls],
-        }
-    )
 
 
 def _provider_model(spec: str) -> tuple[str | None, str]:
@@ -192,7 +152,7 @@ def _trial(span: OutSpan, info: RunInfo, result: TrialResult, transcript: Transc
     a.update({k: v for k, v in optional.items() if v is not None})
     if result.input_tokens is not None and result.output_tokens is not None:
         a[SA.LLM_TOKEN_COUNT_TOTAL] = result.input_tokens + result.output_tokens
-    a[SA.METADATA] = _json(
+    a[SA.METADATA] = attribute_json(
         {
             "run_id": result.run_id,
             "task_id": result.task_id,
@@ -234,7 +194,7 @@ def _agent(span: OutSpan, s: Span, info: RunInfo, msgs: list[Message], index: in
     if index > 0:
         span.content[SA.INPUT_VALUE] = msgs[index - 1].content
     m = msgs[index]
-    span.content[SA.OUTPUT_VALUE] = _assistant_output(m)
+    span.content[SA.OUTPUT_VALUE] = assistant_output(m)
     if m.tool_calls:
         span.attributes[SA.OUTPUT_MIME_TYPE] = "application/json"
 
@@ -258,7 +218,7 @@ def _tool(span: OutSpan, s: Span, msgs: list[Message], results: dict[str | None,
     for key in ("error", "fault", "replay", "malformed"):
         if key in s.attributes:
             a[f"assay.tool.{key}"] = s.attributes[key]
-    span.content[SA.TOOL_PARAMETERS] = span.content[SA.INPUT_VALUE] = _json(args)
+    span.content[SA.TOOL_PARAMETERS] = span.content[SA.INPUT_VALUE] = attribute_json(args)
     index = results.get(call_id) if call_id else None
     if index is not None:
         result = msgs[index]
@@ -309,11 +269,11 @@ def _llm(span: OutSpan, s: Span, msgs: list[Message], index: int | None) -> None
             a[name] = attrs[key]
     if index is not None:  # an agent step's call: what the model saw and said
         before = msgs[:index]
-        span.content.update(_message_attributes(SA.LLM_INPUT_MESSAGES, before))
-        span.content.update(_message_attributes(SA.LLM_OUTPUT_MESSAGES, [msgs[index]]))
+        span.content.update(message_attributes(SA.LLM_INPUT_MESSAGES, before))
+        span.content.update(message_attributes(SA.LLM_OUTPUT_MESSAGES, [msgs[index]]))
         if before:
             span.content[SA.INPUT_VALUE] = before[-1].content
-        span.content[SA.OUTPUT_VALUE] = _assistant_output(msgs[index])
+        span.content[SA.OUTPUT_VALUE] = assistant_output(msgs[index])
 
 
 def _evaluator(key: int, grading: OutSpan | None, root: OutSpan, grade: GradeResult) -> OutSpan:
