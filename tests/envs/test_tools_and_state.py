@@ -134,3 +134,23 @@ def test_diff_reports_paths_into_nested_records() -> None:
         ("flights[1]", record["flights"][1], None),
         ("meta", record["meta"], None),
     ]
+
+
+def test_arguments_of_exactly_their_types_are_taken_as_the_schema_would() -> None:
+    given = {"amount": 2.5, "account_id": "A1"}
+    assert deposit.validate(given) == {"account_id": "A1", "amount": 2.5}
+    assert list(deposit.validate(given)) == ["account_id", "amount"]  # in declaration order
+    coerced = deposit.validate({"account_id": "A1", "amount": 2})  # not exactly a float: the schema
+    assert coerced == {"account_id": "A1", "amount": 2.0} and type(coerced["amount"]) is float
+    with pytest.raises(InvalidToolCall, match="unexpected argument 'note'"):
+        deposit.validate({"account_id": "A1", "note": 2.5})
+
+
+def test_a_result_renders_as_sorted_json() -> None:
+    import json
+
+    from assay.envs import render_result
+
+    value = {"b": [1, 2.5, None], "a": "é", "when": datetime(2025, 1, 1)}
+    assert render_result(value) == json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    assert render_result("text") == "text"

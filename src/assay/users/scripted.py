@@ -87,6 +87,13 @@ def _compiled(key: str) -> re.Pattern[str]:
     return re.compile(_pattern(key), re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
+def _transferred(text: str) -> bool:
+    """Whether the agent's message says it transfers the user to a person (and asks
+    nothing)."""
+    return _TRANSFERRED.search(text) is not None and not _questions(text)
+
+
 class ScriptedUser:
     """Deterministic user for a :class:`~assay.core.task.UserScenario`."""
 
@@ -121,7 +128,7 @@ class ScriptedUser:
         if conversation and conversation[-1].role == "tool":  # what my own tool showed
             return f"I did it. It shows: {conversation[-1].content}"
         last = agent[-1] if agent else ""
-        if _TRANSFERRED.search(last) and not _questions(last):
+        if _transferred(last):
             return TRANSFER
         asked = self.asked_facts(last, said)
         if asked:

@@ -177,3 +177,39 @@ def test_a_tool_result_is_parsed_once_per_event():
     ).events[0]
     assert event.data == {"total": 1299.0, "created_at": "2025-06-10"}
     assert event.data is event.data
+
+
+def _derived(view: View) -> tuple[Any, ...]:
+    return (
+        view.goal,
+        view.injection_index,
+        view.email,
+        view.name,
+        view.zip,
+        view.item,
+        view.new_address,
+        view.requested_amount,
+        view.mentioned_order,
+        view.dont_know_order_index,
+        view.verified_user,
+        view.transferred,
+        [(e.index, e.name) for e in view.writes],
+        view.asks_for_human(),
+    )
+
+
+@pytest.mark.parametrize("cls", [CarefulAgent, HastyAgent])
+def test_an_extending_view_derives_the_facts_of_a_whole_one(cls):
+    """The facts a View keeps as it reads on (the goal, the order named last, the
+    verified user...) equal those of a View that reads the conversation whole, whether
+    asked every turn or only now and then (a fact not asked for is read on later)."""
+    for task in list(tasks(2))[::2]:
+        result = asyncio.run(run_trial(task, cls, 2))
+        every = sometimes = None
+        for i in range(len(result.messages) + 1):
+            whole = View(result.messages[:i])
+            every = View(result.messages[:i], every)
+            sometimes = View(result.messages[:i], sometimes)
+            assert _derived(every) == _derived(whole), (task.id, i)
+            if i % 3 == 0 or i == len(result.messages):
+                assert _derived(sometimes) == _derived(whole), (task.id, i)
