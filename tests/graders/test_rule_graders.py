@@ -284,3 +284,23 @@ def test_shared_graders_are_built_once_per_spec_domain_and_settings() -> None:
         assert build_grader(mine, DOMAIN) is not build_grader(mine, DOMAIN)
     finally:
         GRADERS._entries.pop("mine", None)
+
+
+def test_values_are_compared_as_before_with_numbers_read_once_per_text() -> None:
+    from assay.graders import matching
+
+    pairs = [
+        ("#W3165533", "#W3165533"),
+        ("$1,299.00", 1299),
+        (" 12.5 ", "12.50"),
+        ("nan", "nan"),
+        ("inf", float("inf")),
+        ("Ana", " ana "),
+        (True, 1),
+        ({"a": "1,000"}, {"a": 1000.0}),
+        ("1" * 2100, "1" * 2100),  # long: read each time
+    ]
+    first = [matching.values_equal(a, b) for a, b in pairs]
+    again = [matching.values_equal(a, b) for a, b in pairs]  # now from the cache
+    assert first == again == [True, True, True, False, False, True, True, True, False]  # as before
+    assert matching._text_number("#W1") is None and matching._text_number("$1,299.50") == 1299.5

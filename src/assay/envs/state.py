@@ -46,6 +46,7 @@ class _Layer:
         "_indexes",
         "_merged",
         "_numbers",
+        "_reads",
         "changes",
         "depth",
         "frozen",
@@ -61,6 +62,7 @@ class _Layer:
         self._merged: dict[str, dict[str, Record]] = {}
         self._numbers: dict[tuple[str, str], int] = {}
         self._indexes: dict[tuple[str, Callable[[Record], Any]], dict[Any, list[Record]] | None] = {}
+        self._reads: dict[Any, Any] = {}
         self._hashes: dict[tuple[str, str], int] = {}
 
     def lookup(self, table: str, key: str) -> Record | None:
@@ -282,6 +284,17 @@ class Database:
         self._check(table)
         return self._layer.max_number(table, prefix)
 
+    def reads(self) -> dict[Any, Any] | None:
+        """A memo for what reads of this state give, shared by every database that
+        continues from the same frozen state and has not changed it since: None once
+        anything was written here since the last snapshot (or without a frozen state
+        under it). Its keys are the reader's to choose (see ``ToolEnvironment``)."""
+        layer = self._layer
+        parent = layer.parent
+        if parent is None or any(layer.changes.values()):
+            return None
+        return parent._reads
+
     @property
     def tables(self) -> list[str]:
         return list(self.keys)
@@ -346,7 +359,7 @@ class Database:
         frozen.frozen = True
         frozen._merged.clear()
         frozen._hash = None
-        for cache in (frozen._hashes, frozen._indexes, frozen._numbers):
+        for cache in (frozen._hashes, frozen._indexes, frozen._reads, frozen._numbers):
             cache.clear()  # filled only once frozen: empty, unless a bug filled them before
         self._layer = _Layer(list(self.keys), frozen)
         return State(frozen, self.keys)
