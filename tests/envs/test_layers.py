@@ -62,3 +62,50 @@ def test_repeated_copies_of_a_base_do_not_grow_its_chain() -> None:
     for _ in range(100):
         base.copy()
     assert base._layer.depth == depth
+
+
+def _owner(record: dict) -> object:
+    return record["owner"]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_an_index_answers_as_a_scan_while_the_table_is_unchanged(seed: int) -> None:
+    rng = random.Random(seed)
+    db = generate(seed).copy()
+    mutate(db, rng)
+    assert db.indexed("accounts", _owner, "user1") is None  # changed since the snapshot: scan
+    db = db.copy()
+    owners = {r["owner"] for r in db.rows("accounts")}
+    for owner in [*sorted(owners), "nobody"]:
+        assert db.indexed("accounts", _owner, owner) == [
+            r for r in db.rows("accounts") if r["owner"] == owner
+        ]
+    assert db.indexed("accounts", _owner, ["unhashable"]) is None
+    db.update("accounts", next(iter(db.rows("accounts")))["account_id"], owner="new")
+    assert db.indexed("accounts", _owner, "new") is None
+    assert db.copy().indexed("accounts", _owner, "new") == [
+        r for r in db.rows("accounts") if r["owner"] == "new"
+    ]
+
+
+def test_no_index_over_a_record_it_cannot_read_nor_without_a_snapshot() -> None:
+    db = generate(0)
+    assert db.indexed("accounts", _owner, "user1") is None  # no frozen state under it
+    db.insert("accounts", {"account_id": "X", "balance": 1})  # no owner
+    assert db.copy().indexed("accounts", _owner, "user1") is None
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_states_made_alike_from_one_state_diff_as_plain_states(seed: int) -> None:
+    """Two trials that make the same changes from one frozen state (an end state and its
+    gold) have no differences; any other pair differs as the plain states do."""
+    base = generate(seed).copy()
+    states = []
+    for twin in (seed, seed, seed + 1):
+        db = base.copy()
+        mutate(db, random.Random(twin))
+        states.append(db.snapshot())
+    first, same, other = states
+    assert diff(first, same) == [] == diff(first.to_dict(), same.to_dict())
+    assert diff(first, other) == diff(first.to_dict(), other.to_dict())
+    assert diff(other, same) == diff(other.to_dict(), same.to_dict())

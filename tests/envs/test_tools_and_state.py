@@ -1,9 +1,10 @@
 from datetime import datetime
 
 import pytest
-from tests.toydomain import DOMAIN, deposit, generate
+from tests.toydomain import DOMAIN, deposit, generate, get_balance
 
-from assay.envs import Database, InvalidToolCall, ToolError, diff, state_hash
+from assay.envs import Database, InvalidToolCall, ToolContext, ToolError, Toolkit, diff, state_hash, tool
+from assay.envs.environment import ToolEnvironment
 
 
 def test_schema_from_hints_and_docstring() -> None:
@@ -134,3 +135,107 @@ def test_diff_reports_paths_into_nested_records() -> None:
         ("flights[1]", record["flights"][1], None),
         ("meta", record["meta"], None),
     ]
+
+
+def test_arguments_of_exactly_their_types_are_taken_as_the_schema_would() -> None:
+    given = {"amount": 2.5, "account_id": "A1"}
+    assert deposit.validate(given) == {"account_id": "A1", "amount": 2.5}
+    assert list(deposit.validate(given)) == ["account_id", "amount"]  # in declaration order
+    coerced = deposit.validate({"account_id": "A1", "amount": 2})  # not exactly a float: the schema
+    assert coerced == {"account_id": "A1", "amount": 2.0} and type(coerced["amount"]) is float
+    with pytest.raises(InvalidToolCall, match="unexpected argument 'note'"):
+        deposit.validate({"account_id": "A1", "note": 2.5})
+
+
+def test_a_result_renders_as_sorted_json() -> None:
+    import json
+
+    from assay.envs import render_result
+
+    value = {"b": [1, 2.5, None], "a": "é", "when": datetime(2025, 1, 1)}
+    assert render_result(value) == json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    assert render_result("text") == "text"
+
+
+calls: list[str] = []
+
+
+@tool
+def audited_balance(ctx: ToolContext, account_id: str, note: str = "") -> dict:
+    """A read that writes now and then (not marked ``write``): a note is kept.
+
+    Args:
+        account_id: The account id.
+        note: Kept as the owner when given.
+    """
+    calls.append(account_id)
+    account = ctx.db.get("accounts", account_id)
+    if account is None:
+        raise ToolError(f"account {account_id} does not exist")
+    if note:
+        ctx.db.update("accounts", account_id, owner=note)
+    return {"account_id": account_id, "balance": account["balance"], "rng": ctx.rng.random()}
+
+
+TOOLKIT = Toolkit([get_balance, deposit, audited_balance])
+TASK = _task({"accounts": [{"account_id": "Z", "owner": "z", "balance": 3}]})
+BASES: dict = {}  # the generated state by seed, shared as a domain shares it
+
+
+def _env(memo: bool) -> ToolEnvironment:
+    """A trial's environment of TASK (the trials of a task start from one frozen state)."""
+    now = datetime(2025, 1, 1)
+    env = ToolEnvironment(
+        TOOLKIT, generate, now=now, cache=BASES, initial=TASK.initial_state, memo_reads=memo
+    )
+    env.reset(4)
+    return env
+
+
+def _session(env: ToolEnvironment) -> list[object]:
+    out: list[object] = []
+    for name, args in [
+        ("audited_balance", {"account_id": "A1"}),
+        ("audited_balance", {"account_id": "A1"}),
+        ("audited_balance", {"account_id": "nope"}),
+        ("audited_balance", {"account_id": 1}),
+        ("audited_balance", {"account_id": "A2", "note": "n"}),
+        ("get_balance", {"account_id": "A1"}),
+        ("deposit", {"account_id": "A1", "amount": 5.0}),
+        ("audited_balance", {"account_id": "A1"}),
+    ]:
+        try:
+            out.append(env.call(name, args))
+        except ToolError as exc:
+            out.append((type(exc).__name__, str(exc)))
+        out.append(env.snapshot().hash())
+    return out
+
+
+def test_memoised_reads_give_what_the_tools_give() -> None:
+    """With ``memo_reads`` the results and refusals of reads are memoised on the frozen
+    state a trial starts from: every trial of the task gets what the tools give, and
+    only reads that wrote nothing, before anything was written, skip the tool."""
+    plain = _session(_env(memo=False))
+    calls.clear()
+    first = _session(_env(memo=True))
+    assert first == plain
+    assert calls == ["A1", "nope", "A2", "A1"]  # the same read again: memoised
+    calls.clear()
+    again = _env(memo=True)
+    assert _session(again) == plain
+    # memoised: the reads of A1 and "nope" (also a refusal); not the one that wrote,
+    # nor any read after a write
+    assert calls == ["A2", "A1"]
+    with pytest.raises(InvalidToolCall):  # an invalid call is refused as such again
+        _env(memo=True).call("audited_balance", {"account_id": 1})
+
+
+def test_reads_are_memoised_per_frozen_state() -> None:
+    env = _env(memo=True)
+    before = env.db.reads()
+    assert before is not None and before is _env(memo=True).db.reads()  # trials of a task share it
+    env.call("deposit", {"account_id": "A1", "amount": 1.0})
+    assert env.db.reads() is None  # written since the snapshot: nothing memoised
+    env.snapshot()
+    assert env.db.reads() is not None and env.db.reads() is not before

@@ -232,3 +232,75 @@ def test_process_metrics() -> None:
     )  # used {get_balance, nope}, necessary {get_balance, deposit}
     assert m["tool_recall"] == pytest.approx(1 / 2)
     assert m["turns"] == 2
+
+
+def test_redundant_calls_are_those_of_equal_canonical_json() -> None:
+    from enum import Enum
+
+    from assay.core.hashing import canonical_json
+    from assay.graders.process import _repeated
+
+    class Color(str, Enum):
+        RED = "red"
+
+    def by_json(calls: list[ToolCall]) -> int:
+        keys = [(c.name, canonical_json(c.arguments)) for c in calls]
+        return len(keys) - len(set(keys))
+
+    cases = [
+        [call("f", a=1, b="x"), call("f", b="x", a=1), call("g", a=1, b="x")],  # order of names
+        [call("f", a=1), call("f", a=1.0), call("f", a=True), call("f", a="1"), call("f", a=None)],
+        [call("f", a=0.0), call("f", a=-0.0), call("f", a=float("nan")), call("f", a=float("nan"))],
+        [call("f", a="red"), call("f", a=Color.RED)],  # not plain: canonical JSON for all
+        [call("f", a=[1, 2]), call("f", a=[1, 2]), call("f", a={"b": 1})],
+        [],
+    ]
+    for calls in cases:
+        assert _repeated(calls) == by_json(calls), calls
+
+
+def test_shared_graders_are_built_once_per_spec_domain_and_settings() -> None:
+    from assay.graders import GraderSettings
+    from assay.graders.state import StateGrader
+
+    spec = GraderSpec.model_validate({"actions": {"required": ["deposit"]}})
+    first = build_grader(spec, DOMAIN)
+    assert build_grader(spec, DOMAIN) is first  # the trials of a task share it
+    assert build_grader(spec, DOMAIN, GraderSettings(("openai:gpt-4o",))) is not first
+    assert (
+        build_grader(GraderSpec.model_validate({"actions": {"required": ["deposit"]}}), DOMAIN) is not first
+    )
+    text = GraderSpec.model_validate({"text": {"exact": "4"}})
+    assert build_grader(text, DOMAIN) is not build_grader(text, DOMAIN)  # not declared shared
+
+    class Mine(StateGrader):  # a subclass is not shared unless it says so
+        kind = "mine"
+
+    from assay.graders.registry import GRADERS
+
+    GRADERS.register("mine", Mine)
+    try:
+        mine = GraderSpec(kind="mine")
+        assert build_grader(mine, DOMAIN) is not build_grader(mine, DOMAIN)
+    finally:
+        GRADERS._entries.pop("mine", None)
+
+
+def test_values_are_compared_as_before_with_numbers_read_once_per_text() -> None:
+    from assay.graders import matching
+
+    pairs = [
+        ("#W3165533", "#W3165533"),
+        ("$1,299.00", 1299),
+        (" 12.5 ", "12.50"),
+        ("nan", "nan"),
+        ("inf", float("inf")),
+        ("Ana", " ana "),
+        (True, 1),
+        ({"a": "1,000"}, {"a": 1000.0}),
+        ("1" * 2100, "1" * 2100),  # long: read each time
+    ]
+    first = [matching.values_equal(a, b) for a, b in pairs]
+    again = [matching.values_equal(a, b) for a, b in pairs]  # now from the cache
+    assert first == again == [True, True, True, False, False, True, True, True, False]  # as before
+    assert matching._text_number("#W1") is None and matching._text_number("$1,299.50") == 1299.5

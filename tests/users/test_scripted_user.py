@@ -141,3 +141,65 @@ def test_cached_readings_of_a_question_are_per_vocabulary_not_shared() -> None:
     listed = questions("Thanks. Which one?")
     listed.append("changed by the caller")  # a fresh list each time: the cache is not shared
     assert questions("Thanks. Which one?") == ["Which one?"]
+
+
+class _Unmemoised(ScriptedUser):
+    """A subclass: its replies are computed every time (subclasses are not memoised)."""
+
+
+def _replies(user: ScriptedUser, agent_lines: list[str]) -> list[str]:
+    import asyncio
+
+    conversation = [Message("user", asyncio.run(user.reply([])).text)]
+    for line in agent_lines:
+        conversation.append(Message("assistant", line))
+        conversation.append(Message("user", asyncio.run(user.reply(conversation)).text))
+    return [m.content for m in conversation if m.role == "user"]
+
+
+def test_memoised_replies_are_the_replies_computed_afresh() -> None:
+    """Replies are memoised per scenario and conversation (the k trials of a task share
+    them): from the memo or not, each is the one computed afresh; another conversation
+    or another scenario (even an equal one) is another reply."""
+    lines = [ASKS["email"], "Would you like me to proceed (yes/no)?", "Anything else?", "Bye."]
+    fresh = _replies(_Unmemoised(SCENARIO), lines)
+    assert ScriptedUser(SCENARIO)._walk is not None and _Unmemoised(SCENARIO)._walk is None
+    assert _replies(ScriptedUser(SCENARIO), lines) == fresh
+    assert _replies(ScriptedUser(SCENARIO), lines) == fresh  # now from the memo
+    other = [ASKS["zip"], *lines[1:]]
+    assert _replies(ScriptedUser(SCENARIO), other) == _replies(_Unmemoised(SCENARIO), other)
+    declining = SCENARIO.model_copy(update={"confirm": False})
+    assert _replies(ScriptedUser(declining), lines) == _replies(_Unmemoised(declining), lines)
+    assert _replies(ScriptedUser(declining), lines) != fresh
+
+
+def test_a_scenario_takes_its_memo_with_it() -> None:
+    import gc
+
+    from assay.users import scripted
+
+    scenario = SCENARIO.model_copy()
+    _replies(ScriptedUser(scenario), [ASKS["email"]])
+    root = scripted._ROOTS[id(scenario)][1]
+    assert root in scripted._MEMO.roots
+    del scenario
+    gc.collect()
+    assert root not in scripted._MEMO.roots
+
+
+def test_tool_calls_of_the_user_are_not_memoised() -> None:
+    import asyncio
+
+    from assay.core.task import Action
+
+    scenario = UserScenario(goal="Fix it.", actions=[Action(name="toggle_airplane_mode", args={"on": False})])
+    conversation = [Message("user", "Fix it."), Message("assistant", "Please use toggle_airplane_mode.")]
+    first = asyncio.run(ScriptedUser(scenario).reply(conversation))
+    again = asyncio.run(ScriptedUser(scenario).reply(conversation))
+    assert [(c.id, c.name, c.arguments) for c in first.tool_calls] == [
+        ("user-1", "toggle_airplane_mode", {"on": False})
+    ]
+    assert [(c.id, c.name, c.arguments) for c in again.tool_calls] == [
+        (c.id, c.name, c.arguments) for c in first.tool_calls
+    ]
+    assert again.tool_calls[0] is not first.tool_calls[0]

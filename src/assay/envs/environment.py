@@ -11,7 +11,10 @@ from typing import Any, Protocol, runtime_checkable
 from ..core.messages import ToolSpec
 from ..core.task import InitialState, Task
 from .state import Database, Snapshot, State
-from .tools import Caller, InvalidToolCall, ToolContext, Toolkit, render_result
+from .tools import Caller, InvalidToolCall, ToolContext, ToolError, Toolkit, arguments_key, render_result
+
+#: How many reads a frozen state memoises at most (see ``ToolEnvironment``).
+MAX_READS = 4096
 
 
 @runtime_checkable
@@ -51,6 +54,12 @@ class ToolEnvironment:
     deep-merged into records, ``actions`` run, the ``history``'s state-changing calls
     replayed). Base databases are cached per seed and copied, so ``reset`` is cheap.
     ``user_tools`` limits the user's tools (dual control) to those named.
+
+    ``memo_reads``: the toolkit's tools that are not marked ``write`` are pure functions
+    of (state, arguments, caller, now, seed) that change nothing. Their results (and
+    refusals) are then memoised on the frozen state a trial starts from, while the
+    trial has not changed it: the k trials of a task read the same state. A call that
+    wrote after all is not memoised.
     """
 
     def __init__(
@@ -64,8 +73,10 @@ class ToolEnvironment:
         cache: dict[int, Database] | None = None,
         initial: InitialState | None = None,
         user_tools: list[str] | None = None,
+        memo_reads: bool = False,
     ):
         self.toolkit = toolkit
+        self._memo_reads = memo_reads
         self._build = build
         self._initial = initial or InitialState(records=dict(records or {}))
         self._user_tools = user_tools
@@ -101,8 +112,35 @@ class ToolEnvironment:
             available = ", ".join(sorted(self._user_tools))
             raise InvalidToolCall(f"unknown tool {name!r}; available tools: {available}")
         tool = self.toolkit.get(name, for_)
+        reads = self.db.reads() if self._memo_reads and not tool.write else None
+        if reads is None:
+            ctx = ToolContext(self.db, self.now, None, for_, seed=self._seed)  # type: ignore[arg-type]
+            return render_result(tool(ctx, args))
+        arguments = arguments_key(args)
+        if arguments is None:
+            ctx = ToolContext(self.db, self.now, None, for_, seed=self._seed)  # type: ignore[arg-type]
+            return render_result(tool(ctx, args))
+        key = (tool, arguments, for_, self.now, self._seed)
+        hit = reads.get(key)
+        if hit is not None:
+            refused, text = hit
+            if refused is not None:
+                raise refused(text)
+            return str(text)
         ctx = ToolContext(self.db, self.now, None, for_, seed=self._seed)  # type: ignore[arg-type]
-        return render_result(tool(ctx, args))
+        try:
+            text = render_result(tool(ctx, args))
+        except ToolError as exc:
+            if (
+                type(exc) in (ToolError, InvalidToolCall)
+                and self.db.reads() is reads
+                and len(reads) < MAX_READS
+            ):
+                reads[key] = (type(exc), str(exc))
+            raise
+        if self.db.reads() is reads and len(reads) < MAX_READS:  # it wrote nothing
+            reads[key] = (None, text)
+        return text
 
     def snapshot(self) -> State:
         return self.db.snapshot()
@@ -167,6 +205,9 @@ class ToolDomain:
     policy: str = ""
     version: str = "1"
     templates: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    memo_reads: bool = False
+    """The tools not marked ``write`` are pure and change nothing: their results are
+    memoised per state (see :class:`ToolEnvironment`)."""
     _cache: dict[int, Database] = field(default_factory=dict, repr=False)
 
     def base_state(self, seed: int) -> Database:
@@ -184,6 +225,7 @@ class ToolDomain:
             cache=self._cache,
             initial=task.initial_state,
             user_tools=task.user_tools,
+            memo_reads=self.memo_reads,
         )
 
 

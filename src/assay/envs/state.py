@@ -15,11 +15,12 @@ read-only (they may belong to a shared base); change state only through
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ..core.hashing import canonical_json, stable_hash
+from ..core.hashing import _default, stable_hash
 
 Record = dict[str, Any]
 Snapshot = dict[str, dict[str, Record]]
@@ -27,15 +28,30 @@ _MASK = (1 << 128) - 1
 _DELETED = None
 
 
+#: ``canonical_json``, its encoder built once (records are hashed by the thousand).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default)
+
+
 def _record_hash(table: str, key: str, record: Record) -> int:
-    digest = hashlib.sha256(canonical_json([table, key, record]).encode()).digest()
+    digest = hashlib.sha256(_CANONICAL.encode([table, key, record]).encode()).digest()
     return int.from_bytes(digest[:16], "big")
 
 
 class _Layer:
     """Records changed in this layer (None: deleted), over an optional parent."""
 
-    __slots__ = ("_hash", "_merged", "_numbers", "changes", "depth", "frozen", "parent")
+    __slots__ = (
+        "_hash",
+        "_hashes",
+        "_indexes",
+        "_merged",
+        "_numbers",
+        "_reads",
+        "changes",
+        "depth",
+        "frozen",
+        "parent",
+    )
 
     def __init__(self, tables: list[str], parent: _Layer | None = None):
         self.parent = parent
@@ -45,6 +61,9 @@ class _Layer:
         self._hash: int | None = None
         self._merged: dict[str, dict[str, Record]] = {}
         self._numbers: dict[tuple[str, str], int] = {}
+        self._indexes: dict[tuple[str, Callable[[Record], Any]], dict[Any, list[Record]] | None] = {}
+        self._reads: dict[Any, Any] = {}
+        self._hashes: dict[tuple[str, str], int] = {}
 
     def lookup(self, table: str, key: str) -> Record | None:
         layer: _Layer | None = self
@@ -86,6 +105,42 @@ class _Layer:
             self._numbers[(table, prefix)] = found
         return found
 
+    def index(self, table: str, by: Callable[[Record], Any]) -> dict[Any, list[Record]] | None:
+        """The live records of ``table`` grouped by ``by(record)``, each group in the
+        order of :meth:`merged`; None when ``by`` fails on a record (or its value cannot
+        be a key). Frozen layers only, and built once per (table, ``by``)."""
+        assert self.frozen
+        try:
+            return self._indexes[(table, by)]
+        except KeyError:
+            pass
+        groups: dict[Any, list[Record]] | None = {}
+        try:
+            for record in self.merged(table).values():
+                value = by(record)
+                group = groups.get(value)  # type: ignore[union-attr]
+                if group is None:
+                    groups[value] = [record]  # type: ignore[index]
+                else:
+                    group.append(record)
+        except Exception:  # a record ``by`` cannot read: callers scan, and meet it
+            groups = None
+        self._indexes[(table, by)] = groups
+        return groups
+
+    def record_hash(self, table: str, key: str) -> int:
+        """The hash of the live record ``key`` of ``table`` (0: none); kept once the
+        layer is frozen (every trial of a task changes the same few records of its
+        starting state)."""
+        found = self._hashes.get((table, key))
+        if found is not None:
+            return found
+        record = self.lookup(table, key)
+        found = 0 if record is None else _record_hash(table, key, record)
+        if self.frozen:
+            self._hashes[(table, key)] = found
+        return found
+
     def hash(self) -> int:
         if self._hash is not None:
             return self._hash
@@ -93,9 +148,7 @@ class _Layer:
         for table, changed in self.changes.items():
             for key, record in changed.items():
                 if self.parent is not None:
-                    before = self.parent.lookup(table, key)
-                    if before is not None:
-                        total -= _record_hash(table, key, before)
+                    total -= self.parent.record_hash(table, key)
                 if record is not None:
                     total += _record_hash(table, key, record)
         total &= _MASK
@@ -194,6 +247,26 @@ class Database:
         self._check(table)
         return iter(list(self._layer.merged(table).values()))
 
+    def indexed(self, table: str, by: Callable[[Record], Any], value: Any) -> list[Record] | None:
+        """The records of ``table`` (read-only) with ``by(record) == value``, in the order
+        of :meth:`rows`, from an index; None when there is none to answer from (the
+        table changed since the last snapshot, or ``by`` fails on one of its records):
+        the caller then scans :meth:`rows`. ``by`` must be a pure function of a record
+        and the same object from call to call (a module-level function): the index is
+        built once per frozen state and (table, ``by``)."""
+        self._check(table)
+        layer = self._layer
+        parent = layer.parent
+        if parent is None or layer.changes[table]:
+            return None
+        groups = parent.index(table, by)
+        if groups is None:
+            return None
+        try:
+            return list(groups.get(value, ()))
+        except TypeError:  # an unhashable value
+            return None
+
     def items(self, table: str) -> Iterator[tuple[str, Record]]:
         """``(key, record)`` of every record of ``table`` in insertion order (read-only
         records): for tables whose records do not carry their own key."""
@@ -210,6 +283,17 @@ class Database:
         from. Indexed: it costs the records changed since the last snapshot, not a scan."""
         self._check(table)
         return self._layer.max_number(table, prefix)
+
+    def reads(self) -> dict[Any, Any] | None:
+        """A memo for what reads of this state give, shared by every database that
+        continues from the same frozen state and has not changed it since: None once
+        anything was written here since the last snapshot (or without a frozen state
+        under it). Its keys are the reader's to choose (see ``ToolEnvironment``)."""
+        layer = self._layer
+        parent = layer.parent
+        if parent is None or any(layer.changes.values()):
+            return None
+        return parent._reads
 
     @property
     def tables(self) -> list[str]:
@@ -275,6 +359,8 @@ class Database:
         frozen.frozen = True
         frozen._merged.clear()
         frozen._hash = None
+        for cache in (frozen._hashes, frozen._indexes, frozen._reads, frozen._numbers):
+            cache.clear()  # filled only once frozen: empty, unless a bug filled them before
         self._layer = _Layer(list(self.keys), frozen)
         return State(frozen, self.keys)
 
@@ -326,6 +412,15 @@ def _changed_keys(before: State, after: State) -> dict[str, set[str]] | None:
     return keys
 
 
+def _same(a: State, b: State) -> bool:
+    """Whether two states are the same by construction: one layer, or equal changes
+    over one parent (a trial that did what the gold replay did). False says nothing."""
+    if a.keys != b.keys:
+        return False
+    x, y = a._layer, b._layer
+    return x is y or (x.parent is not None and x.parent is y.parent and x.changes == y.changes)
+
+
 def _path_text(path: list[str | int]) -> str:
     """``["flights", 1, "status"]`` -> ``"flights[1].status"``."""
     out = ""
@@ -363,6 +458,8 @@ def diff(before: State | Snapshot, after: State | Snapshot) -> list[dict[str, An
     A change names its place twice: ``path``, the list of keys and list indices into the
     record (``["flights", 1, "status"]``), and ``field``, the same as text
     (``"flights[1].status"``); for a top-level field both are just its name."""
+    if isinstance(before, State) and isinstance(after, State) and _same(before, after):
+        return []
     keys = _changed_keys(before, after) if isinstance(before, State) and isinstance(after, State) else None
     if keys is None:
         keys = {t: set(before.get(t, {})) | set(after.get(t, {})) for t in set(before) | set(after)}

@@ -122,6 +122,7 @@ class Tool:
         if not params or params[0].name != "ctx":
             raise TypeError(f"tool {self.name}: first parameter must be 'ctx: ToolContext'")
         fields: dict[str, Any] = {}
+        simple: dict[str, type] | None = {}
         for p in params[1:]:
             if p.name not in hints:
                 raise TypeError(f"tool {self.name}: argument {p.name!r} needs a type hint")
@@ -129,17 +130,32 @@ class Tool:
             from pydantic import Field
 
             fields[p.name] = (hints[p.name], Field(default, description=arg_docs.get(p.name)))
+            if simple is not None and hints[p.name] in _PLAIN_TYPES:
+                simple[p.name] = hints[p.name]
+            else:
+                simple = None
         self.args_model: type[BaseModel] = create_model(
             f"{self.name}_args", __config__=ConfigDict(extra="forbid"), **fields
         )
         self.parameters = _clean_schema(self.args_model.model_json_schema())
         self._arg_names = list(fields)
+        #: Argument name -> type when every argument is a plain str/int/float/bool
+        #: without constraints: a call giving each of them a value of exactly that type
+        #: is valid as it is (what the schema check would return), so it is not checked.
+        self._plain_args = simple
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters, self.write)
 
     def validate(self, args: dict[str, Any]) -> dict[str, Any]:
         """Check ``args`` against the schema; raise ToolError naming each bad argument."""
+        plain = self._plain_args
+        if plain is not None and type(args) is dict and len(args) == len(plain):
+            for name, value in args.items():
+                if plain.get(name) is not type(value):
+                    break
+            else:  # every argument given, each of exactly its type
+                return {name: args[name] for name in self._arg_names}
         if not isinstance(args, dict):
             raise InvalidToolCall(f"{self.name}: arguments must be a JSON object, got {args!r}")
         try:
@@ -196,11 +212,45 @@ def tool(
     return wrap(fn) if fn is not None else wrap
 
 
+#: The types of arguments taken as they are when given exactly (see ``Tool.validate``).
+_PLAIN_TYPES = (str, int, float, bool)
+
+#: The types of argument values :func:`arguments_key` keys by value.
+SCALARS = (str, int, float, bool, type(None))
+
+
+def arguments_key(arguments: Any) -> tuple[tuple[Any, ...], ...] | None:
+    """Tool-call arguments as a key: (name, type, repr) of each (a str by itself), so
+    1, 1.0 and True differ, and 0.0 and -0.0; None when ``arguments`` is not a mapping
+    of names to plain values (str, numbers, bool, None)."""
+    if type(arguments) is not dict:
+        return None
+    out: list[tuple[Any, ...]] = []
+    for name, value in arguments.items():
+        kind = type(value)
+        if kind is str:
+            out.append((name, value))
+        elif kind in SCALARS:
+            out.append((name, kind, repr(value)))
+        else:
+            return None
+    return tuple(out)
+
+
+def plain_arguments(arguments: dict[str, Any]) -> bool:
+    """Whether every argument is a plain value (a shallow copy is a full copy)."""
+    return all(type(v) in SCALARS for v in arguments.values())
+
+
+#: ``json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)``, built once.
+_RESULT_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+
+
 def render_result(value: Any) -> str:
     """A tool's return value as the text the caller reads."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return _RESULT_ENCODER.encode(value)
 
 
 class Toolkit:

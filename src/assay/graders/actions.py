@@ -100,9 +100,17 @@ def confirmation_violations(transcript: Transcript, write_tools: set[str]) -> li
     return violations
 
 
+def _by_name(calls: list[ToolCall]) -> dict[str, list[ToolCall]]:
+    out: dict[str, list[ToolCall]] = {}
+    for c in calls:
+        out.setdefault(c.name, []).append(c)
+    return out
+
+
 class ActionsGrader(Grader[ActionsParams]):
     kind = "actions"
     Params = ActionsParams
+    shared = True
 
     @classmethod
     def tool_refs(cls, params: ActionsParams) -> list[tuple[PathKey, str]]:
@@ -120,11 +128,14 @@ class ActionsGrader(Grader[ActionsParams]):
         candidates = calls if p.rule == "tau2" else succeeded
         problems: list[str] = []
         category = None
-        forbidden = [str(f) for f in p.forbidden if any(f.matches(c, p.rule) for c in calls)]
+        # a pattern matches calls of its name only: look at those
+        named = _by_name(calls)
+        forbidden = [str(f) for f in p.forbidden if any(f.matches(c, p.rule) for c in named.get(f.name, ()))]
         if forbidden:
             problems.append(f"forbidden action taken: {', '.join(forbidden)}")
             category = "forbidden_action"
-        met = [any(r.matches(c, p.rule) for c in candidates) for r in p.required]
+        named = _by_name(candidates)
+        met = [any(r.matches(c, p.rule) for c in named.get(r.name, ())) for r in p.required]
         missing = [str(r) for r, ok in zip(p.required, met, strict=True) if not ok]
         if missing:
             problems.append(f"required action not done: {', '.join(missing)}")

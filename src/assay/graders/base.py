@@ -66,6 +66,10 @@ class Grader(Generic[P]):
     kind: ClassVar[str]
     Params: ClassVar[type[BaseModel]] = Params
     version: ClassVar[str] = "1"
+    shared: ClassVar[bool] = False
+    """Whether one grader may grade every trial of a task: ``grade`` keeps nothing on
+    it (``build_grader`` then builds it once per spec, domain and settings). Declared
+    by each class itself: a subclass is not shared unless it says so."""
     params: P
 
     def __init__(self, spec: GraderSpec, domain: Domain, settings: GraderSettings | None = None):

@@ -37,6 +37,7 @@ def said_tau2(fact: str, texts: list[str]) -> bool:
 class CommunicateGrader(Grader[CommunicateParams]):
     kind = "communicate"
     Params = CommunicateParams
+    shared = True
 
     @classmethod
     def coerce(cls, raw: Any) -> Any:

@@ -59,11 +59,20 @@ def _as_number(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     if isinstance(value, str):
-        try:
-            return float(value.strip().replace(",", "").lstrip("$"))
-        except ValueError:
-            return None
+        return _text_number(value) if len(value) <= _CACHED_LENGTH else _parse_number(value)
     return None
+
+
+def _parse_number(text: str) -> float | None:
+    try:
+        return float(text.strip().replace(",", "").lstrip("$"))
+    except ValueError:
+        return None
+
+
+#: The number a text reads as (ids and names do not: they raise, which costs): read
+#: once per text, as the same arguments come back in every trial.
+_text_number = lru_cache(maxsize=4096)(_parse_number)
 
 
 def args_match(actual: dict[str, Any], expected: dict[str, Any], mode: str = "subset") -> bool:

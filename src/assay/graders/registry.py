@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import weakref
 from typing import Any
 
 from pydantic import ValidationError
@@ -54,9 +55,30 @@ def is_judge_kind(kind: str) -> bool:
     return isinstance(cls, type) and issubclass(cls, JudgeGrader)
 
 
+#: Graders that may grade every trial (``Grader.shared``), by (class, spec object,
+#: domain object), held weakly on the spec: the k trials of a task share theirs.
+_BUILT: dict[
+    tuple[type[Any], int, int], tuple[weakref.ref[GraderSpec], Domain, GraderSettings, Grader[Any]]
+] = {}
+
+
 def build_grader(spec: GraderSpec, domain: Domain, settings: GraderSettings | None = None) -> Grader[Any]:
     """The grader a spec describes, for a domain, with the run's grader settings."""
-    return GRADERS.get(spec.kind)(spec, domain, settings)
+    cls = GRADERS.get(spec.kind)
+    if not vars(cls).get("shared", False):  # declared by the class itself, not inherited
+        return cls(spec, domain, settings)
+    settings = settings or GraderSettings()
+    key = (cls, id(spec), id(domain))
+    hit = _BUILT.get(key)
+    if hit is not None and hit[0]() is spec and hit[1] is domain and hit[2] == settings:
+        return hit[3]
+    grader = cls(spec, domain, settings)
+
+    def forget(_: object) -> None:
+        _BUILT.pop(key, None)
+
+    _BUILT[key] = (weakref.ref(spec, forget), domain, settings, grader)
+    return grader
 
 
 def check_grader_spec(spec: GraderSpec, domain: Domain, task: Task) -> list[tuple[PathKey, str]]:

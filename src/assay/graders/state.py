@@ -76,6 +76,7 @@ def is_ignored(change: dict[str, Any], ignore: list[str]) -> bool:
 class StateGrader(Grader[StateParams]):
     kind = "state"
     Params = StateParams
+    shared = True
 
     @classmethod
     def coerce(cls, raw: Any) -> Any:

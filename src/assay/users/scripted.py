@@ -8,18 +8,21 @@ and finally stops with ``###STOP###`` (or ``###TRANSFER###`` once transferred).
 Dual control: it performs the scenario's ``actions`` (its own tools) in order, each when
 the agent's last message names the action's tool, and then says what the tool showed.
 
-Its replies are a pure function of the conversation, so the same dialogue always
-gets the same reply.
+Its replies are a pure function of (scenario, conversation), so the same dialogue always
+gets the same reply: the k trials of a task, which hold the same conversation up to each
+reply, compute each reply once (a :class:`~assay.users.memo.Memo` per scenario).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import weakref
+from collections.abc import Hashable, Sequence
 from functools import lru_cache
 
 from ..core.messages import Message, ToolCall
 from ..core.task import Action, UserScenario
+from .memo import Memo, Walk
 from .simulator import STOP, TRANSFER, UserContext, UserTurn
 
 #: How questions ask for each common fact, and how the user phrases the answer.
@@ -87,6 +90,44 @@ def _compiled(key: str) -> re.Pattern[str]:
     return re.compile(_pattern(key), re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
+def _transferred(text: str) -> bool:
+    """Whether the agent's message says it transfers the user to a person (and asks
+    nothing)."""
+    return _TRANSFERRED.search(text) is not None and not _questions(text)
+
+
+#: How many messages the memo of replies holds at most before it starts afresh.
+MAX_NODES = 10_000
+
+_MEMO: Memo[str] = Memo(MAX_NODES)
+
+#: The memo's root of each scenario, by scenario object (held weakly: a root goes
+#: when its scenario does).
+_ROOTS: dict[int, tuple[weakref.ref[UserScenario], object]] = {}
+
+
+def _root(scenario: UserScenario) -> object:
+    key = id(scenario)
+    hit = _ROOTS.get(key)
+    if hit is not None and hit[0]() is scenario:
+        return hit[1]
+    token = object()
+
+    def forget(_: object) -> None:
+        _ROOTS.pop(key, None)
+        _MEMO.roots.pop(token, None)
+
+    _ROOTS[key] = (weakref.ref(scenario, forget), token)
+    return token
+
+
+def _message_key(m: Message) -> Hashable:
+    """What the scripted user reads of a message: role, text, and how many tool calls
+    (its own, dual control) a user message carries."""
+    return (m.role, m.content, len(m.tool_calls) if m.role == "user" else 0)
+
+
 class ScriptedUser:
     """Deterministic user for a :class:`~assay.core.task.UserScenario`."""
 
@@ -95,8 +136,23 @@ class ScriptedUser:
         known_keys = set(self.scenario.known)
         self.vocabulary = list(dict.fromkeys([*FACT_PATTERNS, *known_keys]))
         self._vocabulary = tuple(self.vocabulary)
+        # replies said (not tool calls) are memoised per scenario; a subclass may
+        # reply as it likes, so only this class's are
+        self._walk: Walk[str] | None = None
+        if type(self) is ScriptedUser:
+            self._walk = Walk(_MEMO, _root(self.scenario), _message_key)
 
     async def reply(self, conversation: Sequence[Message]) -> UserTurn:
+        walk = self._walk
+        node = walk.find(conversation) if walk is not None else None
+        if node is not None and node.reply is not None:
+            return UserTurn(node.reply)
+        turn = self._reply(conversation)
+        if node is not None and not turn.tool_calls:
+            node.reply = turn.text
+        return turn
+
+    def _reply(self, conversation: Sequence[Message]) -> UserTurn:
         action = self.next_action(conversation)
         if action is not None:
             done = sum(len(m.tool_calls) for m in conversation if m.role == "user")
@@ -121,7 +177,7 @@ class ScriptedUser:
         if conversation and conversation[-1].role == "tool":  # what my own tool showed
             return f"I did it. It shows: {conversation[-1].content}"
         last = agent[-1] if agent else ""
-        if _TRANSFERRED.search(last) and not _questions(last):
+        if _transferred(last):
             return TRANSFER
         asked = self.asked_facts(last, said)
         if asked:

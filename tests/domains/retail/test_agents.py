@@ -12,10 +12,13 @@ from typing import Any
 import pytest
 
 from assay.agents import AgentContext, agent_factory
+from assay.agents.base import AgentTurn
 from assay.core.hashing import derive_seed
 from assay.core.messages import Message, ToolCall
 from assay.domains.retail import DOMAIN
-from assay.domains.retail.agents import CarefulAgent, FlakyAgent, HastyAgent
+from assay.domains.retail.agents import CarefulAgent, FlaggedAgent, FlakyAgent, HastyAgent, memo
+from assay.domains.retail.agents.memo import message_key
+from assay.domains.retail.agents.policy import decide_on
 from assay.domains.retail.agents.view import View
 from assay.stats import pass_hat_k
 from assay.suites import instantiate, load_suite
@@ -177,3 +180,143 @@ def test_a_tool_result_is_parsed_once_per_event():
     ).events[0]
     assert event.data == {"total": 1299.0, "created_at": "2025-06-10"}
     assert event.data is event.data
+
+
+def _derived(view: View) -> tuple[Any, ...]:
+    return (
+        view.goal,
+        view.injection_index,
+        view.email,
+        view.name,
+        view.zip,
+        view.item,
+        view.new_address,
+        view.requested_amount,
+        view.mentioned_order,
+        view.dont_know_order_index,
+        view.verified_user,
+        view.transferred,
+        [(e.index, e.name) for e in view.writes],
+        view.asks_for_human(),
+    )
+
+
+@pytest.mark.parametrize("cls", [CarefulAgent, HastyAgent])
+def test_an_extending_view_derives_the_facts_of_a_whole_one(cls):
+    """The facts a View keeps as it reads on (the goal, the order named last, the
+    verified user...) equal those of a View that reads the conversation whole, whether
+    asked every turn or only now and then (a fact not asked for is read on later)."""
+    for task in list(tasks(2))[::2]:
+        result = asyncio.run(run_trial(task, cls, 2))
+        every = sometimes = None
+        for i in range(len(result.messages) + 1):
+            whole = View(result.messages[:i])
+            every = View(result.messages[:i], every)
+            sometimes = View(result.messages[:i], sometimes)
+            assert _derived(every) == _derived(whole), (task.id, i)
+            if i % 3 == 0 or i == len(result.messages):
+                assert _derived(sometimes) == _derived(whole), (task.id, i)
+
+
+def _afresh(agent: CarefulAgent, conversation: list[Message]) -> AgentTurn:
+    return decide_on(View(conversation), agent.ctx.now, agent.slip)
+
+
+def _move(turn: AgentTurn) -> tuple[Any, ...]:
+    return (turn.text, [(c.id, c.name, c.arguments, c.requestor) for c in turn.tool_calls], turn.invalid)
+
+
+@pytest.mark.parametrize("cls", [CarefulAgent, HastyAgent])
+def test_memoised_moves_are_the_moves_computed_afresh(cls):
+    """The careful and hasty agents make a move once per conversation within a run (its
+    event loop): every move, from the memo or not, is the one computed afresh."""
+
+    async def check(task: Any) -> None:
+        first = await run_trial(task, cls, 1)
+        again = await run_trial(task, cls, 2)  # its moves come from the memo
+        assert dialogue([again]) == dialogue([first])
+        agent = cls(AgentContext(0, "retail", DOMAIN.policy, task.as_of, "UTC"))
+        live: list[Message] = []
+        for m in again.messages:
+            if m.role == "assistant" and not (live and live[-1].role == "assistant"):
+                move = await agent.respond(live, [])
+                assert _move(move) == _move(_afresh(agent, list(live))), (task.id, len(live))
+            live.append(m)
+
+    async def main() -> None:
+        hits = memo.loop_memo()
+        for task in list(tasks(4))[::3]:
+            await check(task)
+        assert hits is not None and hits.nodes > 0
+
+    asyncio.run(main())
+
+
+def test_a_memoised_move_is_a_copy_and_random_slips_are_not_memoised():
+    task = tasks(0)[0]
+    ctx = AgentContext(0, "retail", DOMAIN.policy, task.as_of, "UTC")
+
+    async def main() -> None:
+        result = await run_trial(task, CarefulAgent, 0)
+        step = next(i for i, m in enumerate(result.messages) if m.tool_calls)
+        conversation = result.messages[:step]
+        move = await CarefulAgent(ctx).respond(conversation, [])
+        move.tool_calls[0].arguments["spoiled"] = True
+        move.tool_calls.append(ToolCall("x", "calculate", {"expression": "1"}))
+        again = await CarefulAgent(ctx).respond(conversation, [])
+        assert _move(again) == _move(_afresh(CarefulAgent(ctx), conversation))
+
+    asyncio.run(main())
+    assert CarefulAgent(ctx)._moves is not None and HastyAgent(ctx)._moves is not None
+    assert FlakyAgent(ctx)._moves is None and FlaggedAgent(ctx)._moves is None
+
+    class Careless(CarefulAgent):  # a subclass may slip as it likes: not memoised
+        def slip(self, decision: str, anchor: int) -> bool:
+            return True
+
+    assert Careless(ctx)._moves is None
+
+
+def test_the_memo_goes_with_its_run():
+    """A run's trials share a memo (their event loop's); nothing is kept for the next
+    run, and nothing is memoised outside a running loop."""
+    import gc
+
+    task = tasks(0)[1]
+    before = len(memo._MEMOS)
+
+    async def main() -> int:
+        await run_trial(task, CarefulAgent, 0)
+        found = memo.loop_memo()
+        assert found is not None and found is memo.loop_memo()
+        return found.nodes
+
+    assert asyncio.run(main()) > 0
+    gc.collect()
+    assert len(memo._MEMOS) == before
+    assert memo.loop_memo() is None
+
+
+def test_message_keys_tell_apart_what_the_agents_read():
+    def key(value: object) -> object:
+        return message_key(Message("assistant", "", tool_calls=[ToolCall("c", "f", {"a": value})]))
+
+    assert len({key(1), key(1.0), key(True), key("1"), key(None), key(0.0), key(-0.0)}) == 7
+    assert key([1]) is None and key({"b": 1}) is None  # not plain: not memoised
+    assert message_key(Message("tool", "x", tool_call_id="c", error=True)) != message_key(
+        Message("tool", "x", tool_call_id="c")
+    )
+
+
+def test_the_memo_starts_afresh_when_full(monkeypatch):
+    monkeypatch.setattr(memo, "MAX_NODES", 25)
+
+    async def main() -> None:
+        for task in list(tasks(0))[:4]:
+            first = await run_trial(task, CarefulAgent, 0)
+            again = await run_trial(task, CarefulAgent, 1)
+            assert dialogue([again]) == dialogue([first])
+            found = memo.loop_memo()
+            assert found is not None and 0 < found.nodes <= 25
+
+    asyncio.run(main())

@@ -33,6 +33,7 @@ DOMAIN = ToolDomain(
     policy=POLICY,
     version=VERSION,
     templates=TEMPLATES,
+    memo_reads=True,  # the lookups are pure; transfer_to_human_agent writes (not memoised)
 )
 """The retail :class:`~assay.envs.Domain`, registered as ``retail``."""
 

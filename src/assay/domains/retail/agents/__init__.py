@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from ....agents.base import AgentContext, AgentTurn
 from ....core.hashing import derive_seed
 from ....core.messages import Message, ToolCall, ToolSpec
+from .memo import Moves
 from .policy import decide_on
 from .view import View
 
@@ -31,6 +32,10 @@ class CarefulAgent:
     def __init__(self, ctx: AgentContext):
         self.ctx = ctx
         self._view: View | None = None
+        # the careful and the hasty agent never slip at random: their moves are a pure
+        # function of (conversation, now), made once for the k trials of a task (.memo)
+        pure = type(self) in (CarefulAgent, HastyAgent)
+        self._moves = Moves(type(self), ctx.now) if pure else None
 
     def view(self, conversation: Sequence[Message]) -> View:
         """The View of ``conversation``, extending the one of the previous call (a
@@ -43,7 +48,14 @@ class CarefulAgent:
         return False
 
     async def respond(self, conversation: Sequence[Message], tools: Sequence[ToolSpec]) -> AgentTurn:
-        return decide_on(self.view(conversation), self.ctx.now, self.slip)
+        moves = self._moves
+        if moves is None:
+            return decide_on(self.view(conversation), self.ctx.now, self.slip)
+        move = moves.find(conversation)
+        if move is None:
+            move = decide_on(self.view(conversation), self.ctx.now, self.slip)
+            moves.keep(move)
+        return move
 
 
 class HastyAgent(CarefulAgent):

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import cached_property, lru_cache
+from operator import is_
 from typing import Any
 
 from ....core.messages import Message, ToolCall
@@ -57,17 +58,32 @@ def _plain(key: str, value: Any) -> Any:
     ``"1299.00 USD"``, ``"129900 cents"``), dates as ISO dates (``"June 10, 2025"``,
     ``"06/10/2025"``, ``"2025-06-10T00:00:00Z"``); anything else as it is."""
     if isinstance(value, dict):
-        return {k: _plain(k, v) for k, v in value.items()}
+        return {k: _plain(k, v) if isinstance(v, (dict, list, str)) else v for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(key, v) for v in value]
     if not isinstance(value, str):
         return value
-    if MONEY_KEYS.search(key):
+    money, when = _reading(key)
+    if not (money or when):
+        return value
+    return _plain_text(money, when and bool(value), value)
+
+
+@lru_cache(maxsize=1024)
+def _reading(key: str) -> tuple[bool, bool]:
+    """Whether a value under ``key`` may be an amount, and whether it may be a date."""
+    return MONEY_KEYS.search(key) is not None, key.endswith("_at")
+
+
+@lru_cache(maxsize=4096)  # the same dates and amounts come back in every trial
+def _plain_text(money: bool, when: bool, value: str) -> Any:
+    """:func:`_plain` of a text that may be an amount (``money``) or a date (``when``)."""
+    if money:
         if match := MONEY_TEXT.match(value.strip()):
             return float(match.group(1).replace(",", ""))
         if match := CENTS_TEXT.match(value.strip()):
             return int(match.group(1)) / 100
-    if key.endswith("_at") and value:
+    if when:
         try:
             return date.fromisoformat(value).isoformat()
         except ValueError:
@@ -169,50 +185,70 @@ class ToolEvent:
 
 
 class View:
-    """Facts derived from a conversation (user, assistant and tool messages)."""
+    """Facts derived from a conversation (user, assistant and tool messages).
+
+    The facts the policy asks for every turn (the goal, the order named last, the
+    verified user, the writes...) are kept as the messages are read: a fact found in
+    the first messages stays found, and a View that extends the previous one takes
+    over what it found and reads on from there (the same facts as a whole reading)."""
 
     def __init__(self, conversation: Sequence[Message], previous: View | None = None):
         """The facts of ``conversation``. When it extends the conversation of
         ``previous`` (the same message objects, then new ones), ``previous``'s facts are
         taken over and only the new messages read; ``previous`` is then emptied."""
         self.messages: list[Message] = list(conversation)
+        if previous is not None and _extends(self.messages, previous.messages):
+            start = len(previous.messages)
+            new = self.messages[start:]
+            calls, orphans = previous._calls, previous._orphans
+            # a call id seen before (or a result that came before its call) would pair
+            # differently when read whole: read it whole then
+            if not any(
+                c.id in calls or c.id in orphans for m in new if m.role == "assistant" for c in m.tool_calls
+            ):
+                # taken over, not copied: ``previous`` is not to be used afterwards
+                messages = self.messages
+                self.__dict__.update(previous.__dict__)
+                self.messages = messages
+                previous._clear()
+                previous.messages = []
+                for m in new:
+                    if m.role == "assistant":
+                        calls.update((c.id, c) for c in m.tool_calls)
+                self._read(start)
+                return
+        self._clear()
+        self._calls.update((c.id, c) for m in self.messages if m.role == "assistant" for c in m.tool_calls)
+        self._read(0)
+
+    def _clear(self) -> None:
+        """No facts yet."""
         self.user: list[tuple[int, str]] = []
         self.agent: list[tuple[int, str]] = []
         self.events: list[ToolEvent] = []
         self._calls: dict[str, ToolCall] = {}
         self._orphans: set[str | None] = set()
-        if previous is not None and _extends(self.messages, previous.messages):
-            start = len(previous.messages)
-            new = self.messages[start:]
-            ids = [c.id for m in new if m.role == "assistant" for c in m.tool_calls]
-            # a call id seen before (or a result that came before its call) would pair
-            # differently when read whole: read it whole then
-            if not any(i in previous._calls or i in previous._orphans for i in ids):
-                # taken over, not copied: ``previous`` is not to be used afterwards
-                self.user, self.agent, self.events = previous.user, previous.agent, previous.events
-                self._calls, self._orphans = previous._calls, previous._orphans
-                previous.user, previous.agent, previous.events = [], [], []
-                previous._calls, previous._orphans = {}, set()
-                previous.messages = []
-                for m in new:
-                    if m.role == "assistant":
-                        self._calls.update((c.id, c) for c in m.tool_calls)
-                self._read(start)
-                return
-        self._calls = {c.id: c for m in self.messages if m.role == "assistant" for c in m.tool_calls}
-        self._read(0)
+        self._by_name: dict[str, list[ToolEvent]] = {}
+        self._writes: list[ToolEvent] = []
+        self._verified: ToolEvent | None = None
+        self._transferred = False
+        # fact -> [user messages read, what was found]: facts of the user's messages,
+        # read on from where the last question about them stopped
+        self._found: dict[object, list[Any]] = {}
 
     def _read(self, start: int) -> None:
         """Take in the messages from ``start`` on (their calls are in ``_calls``: a
         result pairs with the last call of its id)."""
-        for i in range(start, len(self.messages)):
-            m = self.messages[i]
-            if m.role == "user":
+        messages = self.messages
+        for i in range(start, len(messages)):
+            m = messages[i]
+            role = m.role
+            if role == "user":
                 self.user.append((i, m.content))
-            elif m.role == "assistant":
+            elif role == "assistant":
                 if m.content:
                     self.agent.append((i, m.content))
-            elif m.role == "tool":
+            elif role == "tool":
                 call = self._calls.get(m.tool_call_id) if m.tool_call_id is not None else None
                 if call is None:
                     self._orphans.add(m.tool_call_id)
@@ -220,40 +256,69 @@ class View:
                 # the error flag may not survive a round trip through a chat API: the
                 # orchestrator's "Error: ..." prefix marks a refused call as well
                 ok = not m.error and not m.content.startswith("Error:")
-                self.events.append(ToolEvent(i, call.name, dict(call.arguments), ok, m.content))
+                event = ToolEvent(i, call.name, dict(call.arguments), ok, m.content)
+                self.events.append(event)
+                same = self._by_name.get(event.name)
+                if same is None:
+                    self._by_name[event.name] = [event]
+                else:
+                    same.append(event)
+                if event.name in WRITE_TOOLS:
+                    self._writes.append(event)
+                elif ok:
+                    if self._verified is None and event.name in FIND_TOOLS:
+                        self._verified = event
+                    elif event.name == "transfer_to_human_agent":
+                        self._transferred = True
 
     # what the user said ----------------------------------------------------------------
-    def _first(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
-        for _, text in self.user:
-            match = pattern.search(own_words(text))
-            if match:
-                return match
-        return None
+    def _scan(self, fact: object, read: Callable[[int, str], Any], last: bool = False) -> Any:
+        """What ``read(index, text)`` finds in the user's messages: in the first message
+        where it finds something (``last``: the last such message); None if nowhere."""
+        state = self._found.get(fact)
+        if state is None:
+            state = self._found[fact] = [0, None]
+        done, found = state
+        user = self.user
+        if done < len(user) and (last or found is None):
+            for i, text in user[done:]:
+                done += 1
+                value = read(i, text)
+                if value is not None:
+                    found = value
+                    if not last:
+                        break
+            state[0], state[1] = done, found
+        return found
 
-    @cached_property
+    def _first(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
+        match: re.Match[str] | None = self._scan(pattern, lambda _, text: pattern.search(own_words(text)))
+        return match
+
+    @property
     def goal(self) -> tuple[int, str] | None:
         """(message index, intent) of the first user message that asks for something."""
-        for i, text in self.user:
-            intent = intent_of(own_words(text))
-            if intent:
-                return i, intent
-        return None
+        goal: tuple[int, str] | None = self._scan("goal", _goal_of)
+        return goal
 
     @property
     def intent(self) -> str | None:
-        return self.goal[1] if self.goal else None
+        goal = self.goal
+        return goal[1] if goal else None
 
     @property
     def goal_index(self) -> int:
-        return self.goal[0] if self.goal else 0
+        goal = self.goal
+        return goal[0] if goal else 0
 
     def asks_for_human(self) -> bool:
         return bool(self.user) and asks_for_human(own_words(self.user[-1][1]))
 
-    @cached_property
+    @property
     def injection_index(self) -> int | None:
         """Index of the first user message carrying injected instructions."""
-        return next((i for i, text in self.user if INJECTION.search(text)), None)
+        index: int | None = self._scan("injection", _injected)
+        return index
 
     @property
     def email(self) -> str | None:
@@ -272,11 +337,9 @@ class View:
 
     @property
     def item(self) -> str | None:
-        for _, text in reversed(self.user):
-            match = ITEM.search(text)
-            if match:
-                return match.group(1)
-        return None
+        """The item named in the last user message that names one."""
+        item: str | None = self._scan("item", _item_of, last=True)
+        return item
 
     @property
     def new_address(self) -> str | None:
@@ -288,19 +351,16 @@ class View:
         match = self._first(AMOUNT)
         return float(match.group(1)) if match else None
 
-    @cached_property
+    @property
     def mentioned_order(self) -> tuple[int, str] | None:
         """(message index, id) of the order the user named last."""
-        found = None
-        for i, text in self.user:
-            ids = ORDER_ID.findall(own_words(text))
-            if ids:
-                found = (i, ids[-1])
+        found: tuple[int, str] | None = self._scan("order", _order_named, last=True)
         return found
 
     @property
     def dont_know_order_index(self) -> int | None:
-        return next((i for i, text in self.user if DONT_KNOW_ORDER.search(text)), None)
+        index: int | None = self._scan("dont_know", _dont_know)
+        return index
 
     # what the agent said ---------------------------------------------------------------
     def said(self, text: str) -> bool:
@@ -309,8 +369,10 @@ class View:
 
     def said_index(self, text: str) -> int | None:
         """Index of the last agent message that contains ``text``."""
-        found = [i for i, t in self.agent if text in t]
-        return found[-1] if found else None
+        for i, t in reversed(self.agent):
+            if text in t:
+                return i
+        return None
 
     def first_agent_index(self, marker: str) -> int | None:
         return next((i for i, t in self.agent if marker in t), None)
@@ -324,51 +386,70 @@ class View:
 
     # what the tools returned -----------------------------------------------------------
     def calls(self, name: str) -> list[ToolEvent]:
-        return [e for e in self.events if e.name == name]
+        return list(self._by_name.get(name, ()))
 
     @property
     def verified_user(self) -> str | None:
-        for e in self.events:
-            if e.name in FIND_TOOLS and e.ok:
-                return str(e.data)
-        return None
+        return str(self._verified.data) if self._verified is not None else None
 
     def looked_up(self, name: str, args: dict[str, Any]) -> bool:
-        return any(e.args == args for e in self.calls(name))
+        return any(e.args == args for e in self._by_name.get(name, ()))
 
     def user_details(self, user_id: str) -> dict[str, Any] | None:
-        for e in self.calls("get_user_details"):
+        for e in self._by_name.get("get_user_details", ()):
             if e.ok and e.args.get("user_id") == user_id and isinstance(e.data, dict):
                 return dict(e.data)
         return None
 
     def order(self, order_id: str) -> tuple[int, dict[str, Any]] | None:
         """(index of the result, order) of the latest successful lookup of ``order_id``."""
-        found = None
-        for e in self.calls("get_order_details"):
+        for e in reversed(self._by_name.get("get_order_details", ())):
             if e.ok and e.args.get("order_id") == order_id and isinstance(e.data, dict):
-                found = (e.index, dict(e.data))
-        return found
+                return (e.index, dict(e.data))
+        return None
 
     def order_missing(self, order_id: str) -> str | None:
         """The error of a failed lookup of ``order_id``, if that is all there is."""
-        for e in self.calls("get_order_details"):
+        for e in self._by_name.get("get_order_details", ()):
             if e.args.get("order_id") == order_id and not e.ok:
                 return e.content
         return None
 
     @property
     def writes(self) -> list[ToolEvent]:
-        return [e for e in self.events if e.name in WRITE_TOOLS]
+        return list(self._writes)
 
     def write_result(self, name: str, args: dict[str, Any]) -> ToolEvent | None:
-        return next((e for e in self.writes if e.name == name and e.args == args), None)
+        return next((e for e in self._writes if e.name == name and e.args == args), None)
 
     @property
     def transferred(self) -> bool:
-        return any(e.ok for e in self.calls("transfer_to_human_agent"))
+        return self._transferred
+
+
+def _goal_of(index: int, text: str) -> tuple[int, str] | None:
+    intent = intent_of(own_words(text))
+    return (index, intent) if intent else None
+
+
+def _injected(index: int, text: str) -> int | None:
+    return index if INJECTION.search(text) else None
+
+
+def _item_of(index: int, text: str) -> str | None:
+    match = ITEM.search(text)
+    return match.group(1) if match else None
+
+
+def _order_named(index: int, text: str) -> tuple[int, str] | None:
+    ids = ORDER_ID.findall(own_words(text))
+    return (index, ids[-1]) if ids else None
+
+
+def _dont_know(index: int, text: str) -> int | None:
+    return index if DONT_KNOW_ORDER.search(text) else None
 
 
 def _extends(messages: list[Message], before: list[Message]) -> bool:
     """Whether ``messages`` begins with the very message objects of ``before``."""
-    return len(messages) >= len(before) and all(a is b for a, b in zip(messages, before, strict=False))
+    return len(messages) >= len(before) and all(map(is_, messages, before))
