@@ -203,3 +203,30 @@ def test_tool_calls_of_the_user_are_not_memoised() -> None:
         (c.id, c.name, c.arguments) for c in first.tool_calls
     ]
     assert again.tool_calls[0] is not first.tool_calls[0]
+
+
+def test_the_vocabulary_is_the_same_in_every_process() -> None:
+    """The scenario's own facts come in the order it gives them: a set's order changed
+    with the process's hash seed, and with it which of two facts asked at once came first."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json; from assay.core import UserScenario; from assay.users import ScriptedUser;"
+        "keys = ['zeta_code', 'alpha_pin', 'mid_word', 'beta_tag'];"
+        "s = UserScenario(opening='Hi', known={k: 'v' for k in keys});"
+        "print(json.dumps(ScriptedUser(s).vocabulary))"
+    )
+    seen = set()
+    for seed in ("1", "2", "3", "4"):
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed},
+        )
+        seen.add(out.stdout)
+    assert len(seen) == 1
+    assert json.loads(seen.pop())[-4:] == ["zeta_code", "alpha_pin", "mid_word", "beta_tag"]

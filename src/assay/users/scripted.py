@@ -133,8 +133,9 @@ class ScriptedUser:
 
     def __init__(self, ctx: UserContext | UserScenario):
         self.scenario = ctx if isinstance(ctx, UserScenario) else ctx.task.user
-        known_keys = set(self.scenario.known)
-        self.vocabulary = list(dict.fromkeys([*FACT_PATTERNS, *known_keys]))
+        # the scenario's own facts in the order it gives them (a set's order changed with
+        # the process's hash seed, and so could which of two facts asked at once came first)
+        self.vocabulary = list(dict.fromkeys([*FACT_PATTERNS, *self.scenario.known]))
         self._vocabulary = tuple(self.vocabulary)
         # replies said (not tool calls) are memoised per scenario; a subclass may
         # reply as it likes, so only this class's are
