@@ -11,7 +11,8 @@ from .capabilities import (
 from .environment import NO_DOMAIN, Domain, Environment, ToolDomain, ToolEnvironment
 from .local import Assertion, DomainContext, LocalDomainRef, SuiteDomain, SuiteDomainError, assertion
 from .registry import DOMAINS, DomainRef, get_domain
-from .state import Database, Snapshot, State, diff, state_hash
+from .state import Database, Snapshot, State, state_hash
+from .state_diff import diff
 from .tools import Caller, InvalidToolCall, Tool, ToolContext, ToolError, Toolkit, render_result, tool
 
 __all__ = [

@@ -19,7 +19,8 @@ from typing import Any
 from ..core.messages import Requestor
 from ..core.task import Task
 from .environment import Domain
-from .state import Snapshot, State, diff
+from .state import Snapshot, State
+from .state_diff import diff
 from .tools import ToolError
 
 

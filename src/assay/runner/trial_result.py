@@ -20,7 +20,8 @@ from ..core.results import (
 from ..core.transcript import Transcript
 from ..envs.environment import Environment
 from ..envs.registry import get_domain
-from ..envs.state import Snapshot, State, diff, state_hash
+from ..envs.state import Snapshot, State, state_hash
+from ..envs.state_diff import diff
 from ..errors import HarnessError
 from ..graders.base import GraderSettings
 from ..graders.process import process_metrics

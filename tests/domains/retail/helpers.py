@@ -15,7 +15,8 @@ from assay.core.results import GradeResult, Outcome, reward_of
 from assay.core.task import Task
 from assay.core.transcript import Transcript
 from assay.domains.retail import DOMAIN
-from assay.envs.state import diff, state_hash
+from assay.envs.state import state_hash
+from assay.envs.state_diff import diff
 from assay.envs.tools import ToolError
 from assay.graders import build_grader, grade_trial, process_metrics
 from assay.users.scripted import ScriptedUser

@@ -26,7 +26,8 @@ from ...core.messages import Requestor as AssayRequestor
 from ...core.task import Task as AssayTask
 from ...envs.capabilities import AssertionDomain, GoldState, GoldStateDomain, StateComparison
 from ...envs.local import DomainContext
-from ...envs.state import Database, Snapshot, State, diff
+from ...envs.state import Database, Snapshot, State
+from ...envs.state_diff import diff
 from ...envs.tools import Toolkit
 from .environment import Tau2Environment
 from .loader import LoadedDomain, load_domain
