@@ -195,7 +195,7 @@ def test_state_relations_ignore_named_tables() -> None:
 
 
 def test_careful_agent_reads_through_typos_and_formats() -> None:
-    from assay.domains.retail.agents.view import _plain, intent_of, one_edit
+    from assay.domains.retail.agents.reading import _plain, intent_of, one_edit
 
     assert one_edit("refnud", "refund") and one_edit("cancle", "cancel") and one_edit("humn", "human")
     assert not one_edit("refunded", "refund") and not one_edit("here", "where is")
