@@ -88,7 +88,8 @@ def _action(action: Action) -> dict[str, Any]:
     return out
 
 
-def _history(messages: list[Message]) -> list[dict[str, Any]]:
+def message_items(messages: list[Message]) -> list[dict[str, Any]]:
+    """tau2 messages as the items of a task's history and of a recorded conversation."""
     out = []
     for m in messages:
         item: dict[str, Any] = {"role": m.role, "content": m.content or ""}
@@ -225,7 +226,7 @@ def convert_task(task: Task, split: str = "regression", domain: str | None = Non
                 for a in state.initialization_actions
             ]
         if state.message_history:
-            initial["history"] = _history(state.message_history)
+            initial["history"] = message_items(state.message_history)
     if initial:
         out["initial_state"] = initial
     if task.user_tools is not None:

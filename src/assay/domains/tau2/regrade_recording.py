@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ...core.task import Task as AssayTask
 from ...suites.instantiate import instantiate
 from ...suites.loaded import LoadedSuite
 from ...users.recorded import RECORDINGS_KEY
 from .domain import Tau2Domain
-from .importer import convert_task
+from .importer import convert_task, message_items
 from .replay import Simulation
 from .store import Tau2DataError
 from .tasks import Message, Task, tool_call_pairs
@@ -43,21 +42,6 @@ def recorded_conversation(task: Task, simulation: Simulation) -> tuple[list[Mess
     if not history and rest and rest[0].role == "assistant" and not rest[0].tool_calls:
         greeting, rest = rest[0].content or "", rest[1:]
     return rest, greeting
-
-
-def _recorded(messages: list[Message]) -> list[dict[str, Any]]:
-    out = []
-    for m in messages:
-        item: dict[str, Any] = {"role": m.role, "content": m.content or ""}
-        if m.tool_calls:
-            item["tool_calls"] = [
-                {"id": c.id, "name": c.name, "args": c.arguments, "requestor": _side(c.requestor)}
-                for c in m.tool_calls
-            ]
-        if m.role == "tool":
-            item["tool_call_id"], item["error"] = m.id, m.error
-        out.append(item)
-    return out
 
 
 def _turns(messages: list[Message], greeting: str | None) -> int:
@@ -99,7 +83,7 @@ def regrade_tasks(
         recordings, greeting, limit = [], None, None
         for s in sorted(sims, key=lambda s: s.trial if s.trial is not None else 0):
             rest, greeting = recorded_conversation(task, s)
-            recordings.append(_recorded(rest))
+            recordings.append(message_items(rest))
             if s.termination_reason not in ("user_stop", "agent_stop"):  # cut short: ends as recorded
                 limit = max(limit or 0, _turns(rest, greeting))
         if greeting is None:
