@@ -16,12 +16,13 @@ from typing import Any
 from sqlalchemy import Connection, Engine, text
 
 from ..core.results import TrialResult
+from . import bulk
 
 Key = tuple[str, str, str]  # run id, task id, name
 
-_UPSERT = """
-INSERT INTO task_sums (run_id, task_id, name, trials, total, counted_trials, counted_total)
-VALUES ({marks})
+_COLUMNS = "run_id, task_id, name, trials, total, counted_trials, counted_total"
+_HEAD = f"INSERT INTO task_sums ({_COLUMNS})"
+_ON_CONFLICT = """
 ON CONFLICT (run_id, task_id, name) DO UPDATE SET
   trials = task_sums.trials + excluded.trials,
   total = task_sums.total + excluded.total,
@@ -80,20 +81,20 @@ def of_line(run_id: str, line: Mapping[str, Any]) -> dict[Key, list[float]]:
 
 
 def add(conn: Connection, engine: Engine, sums: Mapping[Key, list[float]]) -> None:
-    """Upsert the sums (one statement for all; rows in key order, so concurrent writers
-    take row locks in one order)."""
+    """Upsert the sums (a few multi-row statements; rows in key order, so concurrent
+    writers take row locks in one order)."""
     if not sums:
         return
     rows = [
         (run, task, name, int(c[0]), c[1], int(c[2]), c[3]) for (run, task, name), c in sorted(sums.items())
     ]
-    mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(engine.dialect.paramstyle)
+    mark = bulk.mark_of(engine.dialect.paramstyle)
     if mark is None:
-        names = ["run_id", "task_id", "name", "trials", "total", "counted_trials", "counted_total"]
-        sql = _UPSERT.format(marks=", ".join(f":{n}" for n in names))
+        names = _COLUMNS.split(", ")
+        sql = f"{_HEAD} VALUES ({', '.join(f':{n}' for n in names)}){_ON_CONFLICT}"
         conn.execute(text(sql), [dict(zip(names, row, strict=True)) for row in rows])
         return
-    conn.exec_driver_sql(_UPSERT.format(marks=", ".join([mark] * 7)), rows)
+    bulk.insert_many(conn, engine.dialect.name, mark, _HEAD, 7, rows, _ON_CONFLICT)
 
 
 _BACKFILL = """

@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..core.results import TrialResult
 from ..core.transcript import Transcript
-from . import schema, sums
+from . import bulk, schema, sums
 from .codec import decode_record, decode_transcript, grade_from_row
 from .rows import _of_keys, _rows
 
@@ -56,19 +56,20 @@ class TrialRecords:
         return sum(self.write_trials([r]) for r in results)
 
     def _insert(self, conn: Any, table: Any, rows: list[dict[str, Any]]) -> None:
-        """Insert many rows. With positional DBAPI placeholders (SQLite, psycopg) the
-        statement goes straight to ``executemany``: per-row work stays in C."""
+        """Insert many rows. With positional DBAPI placeholders (SQLite, psycopg) they go
+        as a few multi-row statements (:mod:`assay.store.bulk`)."""
         if not rows:
             return
-        mark = {"qmark": "?", "format": "%s"}.get(self.engine.dialect.paramstyle)
+        dialect = self.engine.dialect
+        mark = bulk.mark_of(dialect.paramstyle)
         if mark is None:
             conn.execute(table.insert(), rows)
             return
         columns = list(rows[0])
-        sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
         pick = itemgetter(*columns)
         values = list(map(pick, rows)) if len(columns) > 1 else [(pick(row),) for row in rows]
-        conn.exec_driver_sql(sql, values)
+        head = f"INSERT INTO {table.name} ({', '.join(columns)})"
+        bulk.insert_many(conn, dialect.name, mark, head, len(columns), values)
 
     def load_results(self, run_id: str, task_id: str | None = None) -> list[TrialResult]:
         """Trial results of a run (without transcripts), in task and trial order."""

@@ -1,0 +1,102 @@
+"""Multi-row inserts (assay.store.bulk): how rows are split into statements, that every
+row arrives on SQLite and PostgreSQL whatever the count, and that a batch of trials is
+written as a few statements, never row by row (see the module's docstring for why)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+
+from assay.core.results import Config, GradeResult, RunInfo, TaskMeta, TrialResult
+from assay.core.spec import RunSpec
+from assay.store import Store, bulk
+from assay.store.sums import of_results
+
+
+@pytest.mark.parametrize(
+    ("n", "expected"),
+    [
+        (0, []),
+        (1, [1]),
+        (3, [2, 1]),
+        (256, [256]),
+        (257, [256, 1]),
+        (700, [256, 256, 128, 32, 16, 8, 4]),
+    ],
+)
+def test_rows_split_into_full_statements_and_powers_of_two(n: int, expected: list[int]) -> None:
+    assert bulk.sizes(n) == expected
+    assert sum(bulk.sizes(n)) == n
+
+
+def test_every_size_gives_few_distinct_statements() -> None:
+    seen = {size for n in range(2000) for size in bulk.sizes(n)}
+    assert seen == {1, 2, 4, 8, 16, 32, 64, 128, 256}
+
+
+@pytest.mark.parametrize("n", [1, 255, 256, 257, 700])
+def test_every_row_is_inserted(store_url: str, n: int) -> None:
+    store = Store(store_url)
+    width = 60  # 60 columns: 256 rows would pass SQLite's old 999-parameter limit
+    cols = ", ".join(f"c{i} INTEGER" for i in range(width))
+    rows = [tuple(r * width + c for c in range(width)) for r in range(n)]
+    mark = bulk.mark_of(store.engine.dialect.paramstyle)
+    assert mark is not None
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql(f"CREATE TABLE wide ({cols})")
+        bulk.insert_many(conn, store.engine.dialect.name, mark, "INSERT INTO wide", width, rows)
+    with store.engine.connect() as conn:
+        back = sorted(tuple(r) for r in conn.exec_driver_sql("SELECT * FROM wide"))
+    assert back == rows
+
+
+def _trial(i: int) -> TrialResult:
+    grades = [GradeResult("text", "text", True, 1.0, "ok"), GradeResult("state", "state", False, 0.0, "no")]
+    metrics = {"turns": 3.0, "tool_calls": float(i % 4), "tool_errors": 0.0}
+    return TrialResult("r1", f"t{i % 10}", i // 10, i, "cfg", 1, "user_stop", grades, metrics)
+
+
+def test_a_batch_of_trials_is_a_few_statements(store_url: str) -> None:
+    store = Store(store_url)
+    tasks = [f"t{i}" for i in range(10)]
+    info = RunInfo(
+        run_id="r1",
+        created_at="2026-12-02T00:00:00.000+00:00",
+        suite_name="s",
+        suite_version="1",
+        suite_hash="h",
+        suite_source="s",
+        spec=RunSpec(suite="s"),
+        config=Config(agent="a"),
+        config_hash="c",
+        seed=0,
+        trials_per_task=20,
+        task_ids=tasks,
+    )
+    store.create_run(info, [TaskMeta(t) for t in tasks])
+    batch = [_trial(i) for i in range(200)]
+    statements: list[tuple[str, bool]] = []
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def seen(conn: Any, cursor: Any, sql: str, params: Any, context: Any, executemany: bool) -> None:
+        statements.append((sql.split("(")[0].strip(), executemany))
+
+    assert store.write_trials(batch) == 200
+    inserts = [s for s in statements if s[0].startswith("INSERT")]
+    assert not any(many for _, many in inserts)  # never a statement stepped per row
+    # 200 trials, 400 grades, 600 metric rows, 30 task sums: 19 statements at most
+    assert len(inserts) <= 19, inserts
+    stored = store.load_results("r1")
+    assert [(r.task_id, r.trial_index) for r in stored] == sorted((r.task_id, r.trial_index) for r in batch)
+    assert [g.passed for r in stored for g in r.grades] == [True, False] * 200
+    expected = {key[1:]: (c[3], int(c[2])) for key, c in of_results(batch).items()}
+    with store.engine.connect() as conn:
+        kept = {
+            (task, name): (total, trials)
+            for task, name, total, trials in conn.exec_driver_sql(
+                "SELECT task_id, name, counted_total, counted_trials FROM task_sums"
+            )
+        }
+    assert kept == expected
