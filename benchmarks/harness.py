@@ -159,10 +159,14 @@ def inspect_overhead(n: int) -> dict[str, Any] | str:
 # --- concurrency --------------------------------------------------------------------------
 def concurrency(n: int, latency: float, c: int, tmp: Path, k: int, runs: int) -> dict[str, Any]:
     """``runs`` runs of n trials (n/k tasks x k trials) of an agent answering after
-    ``latency`` seconds, ``c`` at a time; each against the ideal n * latency / c."""
+    ``latency`` seconds, ``c`` at a time; each against the ideal n * latency / c, after
+    one small run that warms the process up."""
     import assay
 
     SleepyAgent.latency = latency
+    # Imports, the agent's module and a first store are paid once per process, as by a
+    # long-lived worker; with --only concurrency nothing else would have paid them.
+    assay.run(_suite(tmp, 10), agent="python:harness:SleepyAgent", store=str(tmp / "conc-warm.db"))
     suite = assay.load_suite(_suite(tmp, n // k))
     ideal = n * latency / c
     ratios, phases = [], []
