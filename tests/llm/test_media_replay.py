@@ -4,7 +4,6 @@ no base64 in the cassette, exact replay."""
 from __future__ import annotations
 
 import json
-import zlib
 from pathlib import Path
 
 import pytest
@@ -76,10 +75,10 @@ async def test_cassette_replays_media_exactly_without_base64(server: FakeLLMServ
 def test_stored_transcripts_do_not_carry_media() -> None:
     """Transcripts and run records keep their format: media parts are left out."""
     from assay.core.transcript import Transcript
-    from assay.store.codec import decode_transcript, encode_transcript
+    from assay.store.codec import decode_transcript, decompress, encode_transcript
 
     plain = Transcript([Message("user", "Grade this.")])
     with_media = Transcript([Message("user", "Grade this.", media=[PNG, WAV])])
     assert encode_transcript(with_media) == encode_transcript(plain)
-    assert b"media" not in zlib.decompress(encode_transcript(with_media))
+    assert b"media" not in decompress(encode_transcript(with_media))
     assert decode_transcript(encode_transcript(with_media)).messages[0].media == []

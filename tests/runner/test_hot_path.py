@@ -80,18 +80,20 @@ def test_the_agent_context_makes_its_generator_on_first_use_from_the_trial_seed(
     assert ctx.rng is ctx.rng
 
 
-def test_small_payloads_are_deflated_with_a_window_their_size_and_read_by_plain_zlib() -> None:
+def test_payloads_are_zstandard_frames_and_zlib_streams_written_before_still_read() -> None:
     import os
     import zlib
 
-    from assay.store.codec import compress, decode_transcript, encode_transcript
+    from assay.store.codec import compress, decode_transcript, decompress, encode_transcript
 
     for size in (0, 1, 300, 511, 512, 513, 40_000, 300_000):
         data = os.urandom(size // 2) + b"a" * (size - size // 2)
         packed = compress(data)
-        assert zlib.decompress(packed) == data
-        window_bits = (packed[0] >> 4) + 8  # the zlib header's CINFO
-        assert window_bits == max(9, min(15, (size - 1).bit_length()))
+        assert packed[:4] == b"\x28\xb5\x2f\xfd"  # a Zstandard frame, whole
+        assert decompress(packed) == data
+        for bits in (9, 12, 15):  # what stores held before: zlib streams of any window
+            packer = zlib.compressobj(1, zlib.DEFLATED, bits)
+            assert decompress(packer.compress(data) + packer.flush()) == data
     from pydantic import TypeAdapter
 
     from assay.core.transcript import Transcript

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import zlib
 from dataclasses import replace
 from typing import Any
@@ -12,6 +13,11 @@ from pydantic_core import to_json
 
 from ..core.results import GradeResult, Outcome, TrialResult
 from ..core.transcript import Transcript
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
 
 _outcome = TypeAdapter(Outcome)
 _transcript = TypeAdapter(Transcript)
@@ -42,14 +48,25 @@ def decode_record(text: str, grades: list[GradeResult]) -> TrialResult:
     return result
 
 
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_packer = zstd.ZstdCompressor(level=1)
+
+
 def compress(data: bytes) -> bytes:
-    """``data`` deflated at level 1 in a zlib stream any ``zlib.decompress`` reads, with a
-    window and hash table sized to it: ``zlib.compress`` sets up its full 32 KB window and
-    128 KB of tables for every call, which costs a small trial's transcript (well under a
-    kilobyte) more than the compression itself (about 12 times as much as this)."""
-    bits = max(9, min(15, (len(data) - 1).bit_length()))
-    packer = zlib.compressobj(1, zlib.DEFLATED, bits, max(1, min(8, bits - 7)))
-    return packer.compress(data) + packer.flush()
+    """``data`` as one Zstandard frame (level 1), by one compressor kept for the process:
+    a fresh context per call cost a small transcript more than compressing it. Against
+    zlib at level 1 (what stores held before), measured on retail transcripts: the same
+    size (3.5x smaller than the JSON), 15 instead of 49 us to compress, 19 instead of 74
+    to read back."""
+    return _packer.compress(data, zstd.ZstdCompressor.FLUSH_FRAME)
+
+
+def decompress(data: bytes) -> bytes:
+    """The bytes :func:`compress` packed; a zlib stream (stores written before
+    Zstandard) reads too."""
+    if data[:4] == _ZSTD_MAGIC:
+        return zstd.decompress(data)
+    return zlib.decompress(data)
 
 
 def encode_transcript(transcript: Transcript) -> bytes:
@@ -57,7 +74,7 @@ def encode_transcript(transcript: Transcript) -> bytes:
 
 
 def decode_transcript(data: bytes) -> Transcript:
-    return _transcript.validate_json(zlib.decompress(data))
+    return _transcript.validate_json(decompress(data))
 
 
 def grade_row(grade: GradeResult) -> dict[str, Any]:
@@ -100,5 +117,5 @@ def pack_line(result: TrialResult, transcript: Transcript | None) -> bytes:
 
 
 def unpack_line(data: bytes) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(zlib.decompress(data))
+    loaded: dict[str, Any] = json.loads(decompress(data))
     return loaded
