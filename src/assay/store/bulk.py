@@ -9,8 +9,10 @@ again after every row, up to the 5 ms switch interval: measured against a busy t
 many rows, each releasing the lock once while the database works.
 
 Statements carry at most :data:`CHUNK` rows; a remainder is split into powers of two, so
-each table has a handful of distinct statements (the drivers' statement caches keep
-them prepared) whatever the batch sizes.
+each table has a handful of distinct statements (SQLite's statement cache keeps them
+prepared) whatever the batch sizes. Other databases keep the driver's ``executemany``:
+psycopg pipelines it, and there multi-row statements measured slower (retail trials
+into PostgreSQL: 1.03 against 0.89 ms per trial).
 """
 
 from __future__ import annotations
@@ -31,12 +33,9 @@ def mark_of(paramstyle: str) -> str | None:
     return _MARKS.get(paramstyle)
 
 
-def _max_params(dialect: str) -> int:
-    """Bound parameters one statement may carry: SQLite's limit (999 before 3.32),
-    PostgreSQL's 65,535 (kept below)."""
-    if dialect == "sqlite" and sqlite3.sqlite_version_info < (3, 32):
-        return 999
-    return 32766
+def _max_params() -> int:
+    """Bound parameters one SQLite statement may carry (999 before 3.32)."""
+    return 999 if sqlite3.sqlite_version_info < (3, 32) else 32766
 
 
 def sizes(n: int, most: int = CHUNK) -> list[int]:
@@ -63,11 +62,15 @@ def insert_many(
     tail: str = "",
 ) -> None:
     """Run ``head VALUES (...), ... tail`` for ``rows`` (tuples of ``width`` values) on a
-    SQLAlchemy connection, in as few statements as :func:`sizes` gives."""
-    most = CHUNK
-    while most > 1 and most * width > _max_params(dialect):
-        most //= 2
+    SQLAlchemy connection: on SQLite in as few statements as :func:`sizes` gives,
+    elsewhere as one ``executemany``."""
     one = "(" + ", ".join([mark] * width) + ")"
+    if dialect != "sqlite":
+        conn.exec_driver_sql(f"{head} VALUES {one}{tail}", list(rows))
+        return
+    most = CHUNK
+    while most > 1 and most * width > _max_params():
+        most //= 2
     start = 0
     for size in sizes(len(rows), most):
         part = rows[start : start + size]
