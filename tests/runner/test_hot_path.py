@@ -102,3 +102,17 @@ def test_payloads_are_zstandard_frames_and_zlib_streams_written_before_still_rea
     assert decode_transcript(encode_transcript(transcript)) == transcript
     legacy = zlib.compress(TypeAdapter(Transcript).dump_json(transcript), 1)
     assert decode_transcript(legacy) == transcript  # rows written before still read
+
+
+def test_one_compressor_serves_threads_at_once_each_payload_a_whole_frame() -> None:
+    """The writer thread, an import and a resume may compress at the same time: the
+    process's one compressor gives each call a frame of its own."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from assay.store.codec import compress, decompress
+
+    payloads = [os.urandom(i % 97) + b"x" * (i * 37 % 5000) for i in range(800)]
+    with ThreadPoolExecutor(4) as pool:
+        packed = list(pool.map(compress, payloads))
+    assert [decompress(p) for p in packed] == payloads
