@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
+from sqlalchemy import select
 from tests.support.cli import assay_main
 
 import assay
 from assay.store import Store, schema
+from assay.store.codec import decompress
 from assay.store.record import RECORD_SCHEMA, record_json_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,3 +150,38 @@ def test_copying_the_db_file_alone_right_after_a_run_keeps_every_trial(tmp_path:
     shutil.copy(db, copy)  # the -wal file stays behind
     assert not (copy.parent / "assay.db-wal").exists()
     assert len(Store(copy).completed_keys("r")) == len(Store(db).completed_keys("r")) > 0
+
+
+def test_a_schema_3_store_with_zlib_transcripts_becomes_schema_4_as_it_is(tmp_path: Path) -> None:
+    """Schema 4 only changed how new transcripts are packed: a schema-3 store keeps its
+    rows (zlib transcripts read as before) and its per-task sums are not recomputed."""
+    import zlib
+
+    db = tmp_path / "v3.db"
+    run = assay.run("retail", trials=1, task_ids=TASKS[:1], store=str(db), run_id="v3")
+    store = run.store
+    with store.engine.begin() as conn:
+        stored = conn.execute(
+            select(schema.transcripts.c.task_id, schema.transcripts.c.trial_index, schema.transcripts.c.data)
+        ).all()
+        assert stored
+        for task_id, index, data in stored:
+            legacy = zlib.compress(decompress(data), 1)
+            conn.execute(
+                schema.transcripts.update()
+                .where(schema.transcripts.c.task_id == task_id, schema.transcripts.c.trial_index == index)
+                .values(data=legacy)
+            )
+        conn.execute(schema.task_sums.update().values(total=12345.0))  # a marker a backfill would undo
+        conn.execute(schema.meta_table.update().values(value="3"))
+    store.close()
+    upgraded = Store(db)
+    with upgraded.engine.connect() as conn:
+        version = conn.execute(schema.meta_table.select()).all()
+        totals = {row.total for row in conn.execute(select(schema.task_sums.c.total))}
+    assert [(r.key, r.value) for r in version] == [("schema_version", "4")]
+    assert totals == {12345.0}
+    for task_id, index, _ in stored:
+        transcript = upgraded.load_transcript("v3", task_id, index)
+        assert transcript is not None and transcript.messages
+    assert assay_main("show", "v3", "--store", str(db)).code == 0

@@ -18,12 +18,14 @@ from sqlalchemy import (
     Text,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The version of the tables below, written in ``assay_meta`` and checked on open.
 1: runs kept their options in ``info.settings``; 2: runs keep their spec (``info.spec``)
 and failed attempts of retried trials are kept in ``attempts``; 3: per-task sums of the
 process metrics and grader scores (``task_sums``), kept as trials are written (an
-older assay, which would not keep them, refuses a store of version 3)."""
+older assay, which would not keep them, refuses a store of version 3); 4: transcripts
+and attempts are written as Zstandard frames (zlib before; both read), which an older
+assay could not read back."""
 
 metadata = MetaData()
 

@@ -145,8 +145,9 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
                 schema.metadata.create_all(self.engine)
                 for index in schema.INDEXES:  # a store made before an index gains it
                     index.create(self.engine, checkfirst=True)
-                if self._stored_version() != schema.SCHEMA_VERSION:
-                    self._migrate()
+                found = self._stored_version()
+                if found != schema.SCHEMA_VERSION:
+                    self._migrate(found)
                 return
             except (OperationalError, IntegrityError, ProgrammingError) as exc:
                 text = str(exc).lower()
@@ -156,12 +157,14 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
-    def _migrate(self) -> None:
+    def _migrate(self, found: int | None) -> None:
         """Bring a store of an older schema (or a new one) to this version, in one
-        transaction: per-task sums from the stored trials, then the version."""
+        transaction: per-task sums from the stored trials (before schema 3), then the
+        version (schema 4 changed how new transcripts are packed: nothing to convert)."""
         meta = schema.meta_table
         with self.engine.begin() as conn:
-            sums.backfill(conn)
+            if found is None or found < 3:
+                sums.backfill(conn)
             conn.execute(delete(meta).where(meta.c.key == "schema_version"))
             conn.execute(insert(meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION)))
 
