@@ -103,3 +103,28 @@ def test_a_batch_of_trials_is_a_few_statements(store_url: str) -> None:
             )
         }
     assert kept == expected
+
+
+def test_a_connection_with_a_lower_parameter_limit_gets_smaller_statements(tmp_path: Any) -> None:
+    """SQLite builds differ in how many parameters a statement may carry: the
+    connection's own limit decides how many rows go in one statement."""
+    import sqlite3
+
+    if not hasattr(sqlite3.Connection, "setlimit"):
+        pytest.skip("sqlite3 connection limits need Python 3.11")
+    store = Store(str(tmp_path / "s.db"))
+    rows = [(i, i + 1, i + 2) for i in range(300)]
+    sizes: list[int] = []
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def seen(conn: Any, cursor: Any, sql: str, params: Any, context: Any, executemany: bool) -> None:
+        if sql.startswith("INSERT"):
+            sizes.append(len(params) // 3)
+
+    with store.engine.begin() as conn:
+        conn.connection.driver_connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 100)
+        conn.exec_driver_sql("CREATE TABLE t (a INTEGER, b INTEGER, c INTEGER)")
+        bulk.insert_many(conn, "sqlite", "?", "INSERT INTO t", 3, rows)
+        back = sorted(tuple(r) for r in conn.exec_driver_sql("SELECT * FROM t"))
+    assert back == rows
+    assert max(sizes) == 32 and sum(sizes) == 300  # 32 rows x 3 = 96 parameters <= 100

@@ -33,8 +33,12 @@ def mark_of(paramstyle: str) -> str | None:
     return _MARKS.get(paramstyle)
 
 
-def _max_params() -> int:
-    """Bound parameters one SQLite statement may carry (999 before 3.32)."""
+def _max_params(conn: Any) -> int:
+    """Bound parameters one statement may carry on this SQLite connection: its own
+    limit (Python 3.11+), else SQLite's default (999 before 3.32)."""
+    getlimit = getattr(conn.connection.driver_connection, "getlimit", None)
+    if getlimit is not None:
+        return int(getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER))
     return 999 if sqlite3.sqlite_version_info < (3, 32) else 32766
 
 
@@ -68,8 +72,8 @@ def insert_many(
     if dialect != "sqlite":
         conn.exec_driver_sql(f"{head} VALUES {one}{tail}", list(rows))
         return
-    most = CHUNK
-    while most > 1 and most * width > _max_params():
+    most, limit = CHUNK, _max_params(conn)
+    while most > 1 and most * width > limit:
         most //= 2
     start = 0
     for size in sizes(len(rows), most):
