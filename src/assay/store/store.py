@@ -114,6 +114,15 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
                     raise
                 time.sleep(min(0.02 * attempt, 0.25))
 
+    def _sqlite_objects(self) -> set[str] | None:
+        """The names of a SQLite store's tables and indexes, in one query (None: another
+        database, whose tables are looked for one by one)."""
+        if self.engine.dialect.name != "sqlite":
+            return None
+        with self.engine.connect() as conn:
+            rows = conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")
+            return {row[0] for row in rows}
+
     def _stored_version(self) -> int | None:
         """The schema version the store records (None: a new store, or one of schema 1,
         which wrote none)."""
@@ -142,9 +151,15 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
         Several processes may open a new store at once: the loser of a race retries."""
         for attempt in range(5):
             try:
-                schema.metadata.create_all(self.engine)
-                for index in schema.INDEXES:  # a store made before an index gains it
-                    index.create(self.engine, checkfirst=True)
+                present = self._sqlite_objects()
+                if present == set():  # a new SQLite file (a racing creator: retried)
+                    with self.engine.begin() as conn:
+                        for statement in schema.sqlite_ddl():
+                            conn.exec_driver_sql(statement)
+                elif present is None or not present >= schema.OBJECT_NAMES:
+                    schema.metadata.create_all(self.engine)
+                    for index in schema.INDEXES:  # a store made before an index gains it
+                        index.create(self.engine, checkfirst=True)
                 found = self._stored_version()
                 if found != schema.SCHEMA_VERSION:
                     self._migrate(found)
