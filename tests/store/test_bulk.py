@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from sqlalchemy import event
+from tests.support.runs import bare_run
 
-from assay.core.results import Config, GradeResult, RunInfo, TaskMeta, TrialResult
-from assay.core.spec import RunSpec
+from assay.core.results import GradeResult, TaskMeta, TrialResult
 from assay.store import Store, bulk
 from assay.store.sums import of_results
 
@@ -61,20 +61,7 @@ def _trial(i: int) -> TrialResult:
 def test_a_batch_of_trials_is_a_few_statements(store_url: str) -> None:
     store = Store(store_url)
     tasks = [f"t{i}" for i in range(10)]
-    info = RunInfo(
-        run_id="r1",
-        created_at="2026-12-02T00:00:00.000+00:00",
-        suite_name="s",
-        suite_version="1",
-        suite_hash="h",
-        suite_source="s",
-        spec=RunSpec(suite="s"),
-        config=Config(agent="a"),
-        config_hash="c",
-        seed=0,
-        trials_per_task=20,
-        task_ids=tasks,
-    )
+    info = bare_run("r1", tasks, trials_per_task=20)
     store.create_run(info, [TaskMeta(t) for t in tasks])
     batch = [_trial(i) for i in range(200)]
     statements: list[tuple[str, bool]] = []

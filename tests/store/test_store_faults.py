@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 from tests.server.support import AGENT, SUITE
 from tests.support.cli import CliResult, assay_main
+from tests.support.runs import bare_run
 
-from assay.core.results import Config, RunInfo, TaskMeta
-from assay.core.spec import RunSpec
+from assay.core.results import TaskMeta
 from assay.store import reserve
 from assay.store.store import Store
 
@@ -198,20 +198,7 @@ def test_a_disk_full_to_the_byte_still_takes_the_runs_status() -> None:
     with tmpfs("2m") as point:
         db = point / "s.db"
         store = Store(db)
-        info = RunInfo(
-            run_id="r",
-            created_at="2026-12-02T00:00:00.000+00:00",
-            suite_name="s",
-            suite_version="1",
-            suite_hash="h",
-            suite_source="s",
-            spec=RunSpec(suite="s"),
-            config=Config(agent="a"),
-            config_hash="c",
-            seed=0,
-            trials_per_task=1,
-            task_ids=["t"],
-        )
+        info = bare_run("r", ["t"])
         store.create_run(info, [TaskMeta("t")])
         assert reserve.reserve_path(db, "r").stat().st_size == reserve.RESERVE_BYTES
         fill(point / "filler")
