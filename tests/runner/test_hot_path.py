@@ -91,6 +91,7 @@ def test_payloads_are_zstandard_frames_and_zlib_streams_written_before_still_rea
         packed = compress(data)
         assert packed[:4] == b"\x28\xb5\x2f\xfd"  # a Zstandard frame, whole
         assert decompress(packed) == data
+        assert packed[4] & 0b100  # its header says the frame ends with a content checksum
         for bits in (9, 12, 15):  # what stores held before: zlib streams of any window
             packer = zlib.compressobj(1, zlib.DEFLATED, bits)
             assert decompress(packer.compress(data) + packer.flush()) == data

@@ -400,3 +400,25 @@ def test_a_store_growing_while_it_is_checked_is_not_called_truncated(tmp_path: P
     with db.open("r+b") as f:  # a file really cut short is still a problem
         f.truncate(4096 * 2)
     assert faults.header_problem(db) is not None
+
+
+@pytest.mark.parametrize("packing", ["zstd", "zlib"])
+def test_a_corrupt_transcript_is_one_line_and_exit_4(suite: Path, tmp_path: Path, packing: str) -> None:
+    """A transcript whose bytes were damaged (a stray write inside a row, which SQLite's
+    own checks cannot see) is a corrupt store: one sentence, exit code 4, no traceback;
+    in either packing a store may hold (Zstandard, or zlib from before schema 4)."""
+    import zlib
+
+    from assay.store.codec import decompress
+
+    db = tmp_path / "t.db"
+    assert run_suite(suite, str(db), "--run-id", "r1", "-k", "1").returncode == 0
+    with sqlite3.connect(db) as conn:
+        task_id, index, data = conn.execute("SELECT task_id, trial_index, data FROM transcripts").fetchone()
+        whole = data if packing == "zstd" else zlib.compress(decompress(data), 1)
+        damaged = whole[:6] + bytes(b ^ 0xFF for b in whole[6:])
+        conn.execute(
+            "UPDATE transcripts SET data = ? WHERE task_id = ? AND trial_index = ?", (damaged, task_id, index)
+        )
+    seen = cli(suite, "show", "r1", "--task", task_id, "--store", str(db))
+    clean_failure(seen, 4, "a stored transcript or retried attempt is corrupt")

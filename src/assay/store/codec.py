@@ -13,6 +13,7 @@ from pydantic_core import to_json
 
 from ..core.results import GradeResult, Outcome, TrialResult
 from ..core.transcript import Transcript
+from .faults import StoreFault
 
 if sys.version_info >= (3, 14):
     from compression import zstd
@@ -49,7 +50,11 @@ def decode_record(text: str, grades: list[GradeResult]) -> TrialResult:
 
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-_packer = zstd.ZstdCompressor(level=1)
+# level 1, and a checksum of the content in every frame (4 bytes; zlib's adler32 did the
+# same): damaged bytes are told, never read back as another transcript
+_packer = zstd.ZstdCompressor(
+    options={zstd.CompressionParameter.compression_level: 1, zstd.CompressionParameter.checksum_flag: 1}
+)
 
 
 def compress(data: bytes) -> bytes:
@@ -63,10 +68,17 @@ def compress(data: bytes) -> bytes:
 
 def decompress(data: bytes) -> bytes:
     """The bytes :func:`compress` packed; a zlib stream (stores written before
-    Zstandard) reads too."""
-    if data[:4] == _ZSTD_MAGIC:
-        return zstd.decompress(data)
-    return zlib.decompress(data)
+    Zstandard) reads too. Bytes that are neither: :class:`StoreFault` (a corrupt store,
+    one line, exit code 4)."""
+    try:
+        if data[:4] == _ZSTD_MAGIC:
+            return zstd.decompress(data)
+        return zlib.decompress(data)
+    except (zstd.ZstdError, zlib.error) as exc:
+        raise StoreFault(
+            f"a stored transcript or retried attempt is corrupt and cannot be read ({exc}); "
+            "restore the store from a copy"
+        ) from None
 
 
 def encode_transcript(transcript: Transcript) -> bytes:
