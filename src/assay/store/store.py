@@ -1,8 +1,8 @@
 """The results store: SQLite by default (``.assay/assay.db``), any SQLAlchemy URL.
 
-A finished trial is written in one transaction (trial row, its grades and its
-transcript), so a run interrupted at any moment - even by SIGKILL - holds only whole
-trials, and resuming it runs exactly the missing ones.
+Finished trials are written in batches, one transaction each and every trial whole (its
+row, grades and transcript), so a run interrupted at any moment - even by SIGKILL -
+holds only whole trials, and resuming it runs exactly the missing ones.
 
 :class:`Store` opens the database and keeps the runs; its trial methods come from
 :mod:`.trials`, its retried-trial methods from :mod:`.attempts`, its column and
@@ -20,13 +20,13 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, create_engine, delete, event, func, insert, inspect, select, update
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy import Engine, create_engine, delete, event, func, inspect, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 
 from ..core.results import RunInfo, TaskMeta
-from ..errors import ResumeError, RunNotFound, SpecError, StoreError
-from . import reserve, runcache, schema, sums
+from ..errors import ResumeError, RunNotFound, SpecError
+from . import migrations, reserve, runcache, schema
 from .attempts import RetriedTrials
 from .columns import ColumnReads
 from .engine import DEFAULT_STORE as DEFAULT_STORE  # re-exported: assay.store.store.DEFAULT_STORE
@@ -114,74 +114,11 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
                     raise
                 time.sleep(min(0.02 * attempt, 0.25))
 
-    def _sqlite_objects(self) -> set[str] | None:
-        """The names of a SQLite store's tables and indexes, in one query (None: another
-        database, whose tables are looked for one by one)."""
-        if self.engine.dialect.name != "sqlite":
-            return None
-        with self.engine.connect() as conn:
-            rows = conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")
-            return {row[0] for row in rows}
-
-    def _stored_version(self) -> int | None:
-        """The schema version the store records (None: a new store, or one of schema 1,
-        which wrote none)."""
-        meta = schema.meta_table
-        with self.engine.connect() as conn:
-            if not inspect(conn).has_table(meta.name):
-                return None  # no assay_meta table yet
-            row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
-        return int(row.value) if row is not None else None
-
     def _check_version(self) -> int | None:
-        """Refuse a store written by a newer assay (its tables may mean other things);
-        the version found."""
-        found = self._stored_version()
-        if found is not None and found > schema.SCHEMA_VERSION:
-            raise StoreError(
-                f"store {self.url} was written by a newer assay (store schema {found}; this assay reads "
-                f"schema {schema.SCHEMA_VERSION} and older): upgrade assay, or use another --store"
-            )
-        return found
+        return migrations.check_version(self.engine, self.url)
 
     def _create_schema(self) -> None:
-        """Create missing tables and indexes (a store of an older schema gains the new
-        ones: that is the migration, the rows stay readable; schema 3 also computes the
-        per-task sums of the trials already stored) and record the schema version.
-        Several processes may open a new store at once: the loser of a race retries."""
-        for attempt in range(5):
-            try:
-                present = self._sqlite_objects()
-                if present == set():  # a new SQLite file (a racing creator: retried)
-                    with self.engine.begin() as conn:
-                        for statement in schema.sqlite_ddl():
-                            conn.exec_driver_sql(statement)
-                elif present is None or not present >= schema.OBJECT_NAMES:
-                    schema.metadata.create_all(self.engine)
-                    for index in schema.INDEXES:  # a store made before an index gains it
-                        index.create(self.engine, checkfirst=True)
-                found = self._stored_version()
-                if found != schema.SCHEMA_VERSION:
-                    self._migrate(found)
-                return
-            except (OperationalError, IntegrityError, ProgrammingError) as exc:
-                text = str(exc).lower()
-                if ("already exists" not in text and "unique" not in text and "duplicate" not in text) or (
-                    attempt == 4
-                ):
-                    raise
-                time.sleep(0.05 * (attempt + 1))
-
-    def _migrate(self, found: int | None) -> None:
-        """Bring a store of an older schema (or a new one) to this version, in one
-        transaction: per-task sums from the stored trials (before schema 3), then the
-        version (schema 4 changed how new transcripts are packed: nothing to convert)."""
-        meta = schema.meta_table
-        with self.engine.begin() as conn:
-            if found is None or found < 3:
-                sums.backfill(conn)
-            conn.execute(delete(meta).where(meta.c.key == "schema_version"))
-            conn.execute(insert(meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION)))
+        migrations.create_schema(self.engine)
 
     def check_writable(self) -> None:
         """Raise :class:`StoreFault` unless a run can be written here: not read-only, and
