@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import inspect
 import os
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -132,7 +133,8 @@ async def run_async(
     ``seed``, ``params``, ``judges``, ``faults``... see :class:`assay.core.RunSpec` and
     docs/run-spec.md). ``store`` (a Store or a location) and ``executor`` (an Executor
     object) override the spec's; ``progress(result, done, total)`` is called as trials
-    are stored; ``on_start(info)`` once the run is created."""
+    are stored; ``on_start(info)`` once the run is created. Both are called from the
+    store's writer thread: the run's rows are written there while its first trials run."""
     loaded: LoadedSuite | None = suite if isinstance(suite, LoadedSuite) else None
     if isinstance(suite, RunSpec):
         spec = suite if not fields else suite.model_copy(update=fields)
@@ -147,14 +149,16 @@ async def run_async(
         st.check_writable()  # a read-only or corrupt store is refused before anything is written
         with paused_gc():  # every task's metadata and hash: long-lived, made at once
             info, metas = _new_info(resolved, st)
-        st.create_run(info, metas)
         hashes = {m.task_id: m.task_hash for m in metas}
-        write_checks(st, info.run_id, resolved.evidence_checks)
-        log_holdout(st, info, "run", holdout_tasks(metas))  # every look at the holdout is logged
-        del metas
+
+        def create() -> None:  # in the store's writer thread, while the first trials run
+            st.create_run(info, metas)
+            write_checks(st, info.run_id, resolved.evidence_checks)
+            log_holdout(st, info, "run", holdout_tasks(metas))  # every look at the holdout is logged
+
         context = _context(info, resolved.spec, resolved.suite)
         jobs = _jobs(info, context, resolved.suite, resolved.tasks, set(), hashes)
-        await _execute(info, spec, st, jobs, 0, executor, progress, on_start, cassette)
+        await _execute(info, spec, st, jobs, 0, executor, progress, on_start, cassette, create)
     return Run.load(info.run_id, st)
 
 
@@ -265,11 +269,21 @@ async def _execute(
     progress: Progress | None,
     on_start: Callable[[RunInfo], None] | None,
     cassette: Cassette | None = None,
+    create: Callable[[], None] | None = None,
 ) -> None:
     """Run the jobs, store each result as it ends, and set the run's status (the store
-    is checkpointed, so its file alone holds the run, whatever stopped it)."""
-    if on_start is not None:
-        on_start(info)
+    is checkpointed, so its file alone holds the run, whatever stopped it). ``create``
+    (a new run's rows) and then ``on_start`` run in the writer's thread while the first
+    trials run: no trial is stored before them, and a failure stops the run at once."""
+    made = threading.Event()
+
+    def begin() -> None:
+        if create is not None:
+            create()
+        made.set()
+        if on_start is not None:
+            on_start(info)
+
     total = info.planned_trials
 
     live = _live_traces(spec, info)
@@ -296,12 +310,17 @@ async def _execute(
             raise
         return waiting
 
+    writer.begin(begin)
     flusher = asyncio.create_task(writer.run())
     try:
         with use_cassette(cassette), _sandbox_choice(spec.unsafe_no_sandbox), run_collector():
-            await runner.execute(jobs, finished_trial)
+            await _with_creation(writer, runner.execute(_draining(jobs, writer), finished_trial))
         writer.close()
     except BaseException:
+        if not _settled(writer) or not made.is_set():  # the run's rows are not there (or not ours)
+            with contextlib.suppress(Exception):
+                writer.close()
+            raise
         _stop(writer, st, info.run_id)  # what finished is kept; the run is marked interrupted
         if live is not None:
             with contextlib.suppress(Exception):
@@ -314,6 +333,46 @@ async def _execute(
     st.set_status(info.run_id, "finished")
     if live is not None:
         live.close(st.get_run(info.run_id))
+
+
+def _draining(jobs: Iterator[TrialJob], writer: TrialWriter) -> Iterator[TrialJob]:
+    """The jobs; once the last one is taken, the writer stops waiting to make batches."""
+    yield from jobs
+    writer.drain()
+
+
+async def _with_creation(writer: TrialWriter, trials: Awaitable[None]) -> None:
+    """Await the trials, stopping them as soon as the writer fails to create the run
+    (then its error is raised)."""
+    created = writer.created
+    if created is None:
+        await trials
+        return
+    running = asyncio.ensure_future(trials)
+    loop = asyncio.get_running_loop()
+
+    def stop(future: Any) -> None:  # in the writer's thread
+        if not future.cancelled() and future.exception() is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nothing left to stop
+                loop.call_soon_threadsafe(running.cancel)
+
+    created.add_done_callback(stop)
+    try:
+        await running
+    except asyncio.CancelledError:
+        if created.done():
+            created.result()  # stopped because the run could not be created: that error
+        raise
+
+
+def _settled(writer: TrialWriter) -> bool:
+    """Wait for what :meth:`TrialWriter.begin` runs; whether it succeeded."""
+    try:
+        if writer.created is not None:
+            writer.created.result()
+    except BaseException:
+        return False
+    return True
 
 
 def _live_traces(spec: RunSpec, info: RunInfo) -> Any:

@@ -11,11 +11,17 @@ waits long to be durable (the *durability window*): about ``max_delay`` plus the
 the store takes to write ``max_pending`` trials (docs/scale.md has the figures). A crash
 loses at most the trials of that window, which a resume runs again (same seeds, same
 results): none is lost from the plan, none is ever duplicated.
+
+The thread may first create the run's own rows (:meth:`TrialWriter.begin`) while the
+first trials run: no trial is written before they are, and none at all if that fails.
+Once no trial is left to start (:meth:`TrialWriter.drain`), what finishes is handed to
+the thread as soon as it is idle, so the run's last trials are not held back.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -57,6 +63,8 @@ class TrialWriter:
         self._writing = 0  # batches handed to the thread, not yet committed
         self._room: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._created: Future[None] | None = None
+        self._draining = False
 
     @property
     def uncommitted(self) -> int:
@@ -79,7 +87,11 @@ class TrialWriter:
         # waits for the next batch (group commit): flushing each trial on its own then
         # made batches of one or two trials, a transaction each, and the store fell
         # further behind (2,000 trials at C=100: 1,300 transactions).
-        if len(self._pending) >= self.batch or now - self._oldest >= self.max_delay or (full and not writing):
+        if (
+            len(self._pending) >= self.batch
+            or now - self._oldest >= self.max_delay
+            or (not writing and (full or self._draining))
+        ):
             self.flush()
         if full and self._pool is not None:
             return self._wait_for_room()
@@ -100,15 +112,52 @@ class TrialWriter:
             self._check()
             await self._room.wait()
 
+    def begin(self, create: Callable[[], None]) -> None:
+        """Have the thread run ``create`` (the run's own rows) before any trial: trials
+        start meanwhile and wait in the backlog until it is done; if it fails, no trial
+        is written and the error is raised where a failed write's would be."""
+        if self._pool is None:
+            create()
+            return
+        self._created = self._pool.submit(create)
+
+    @property
+    def created(self) -> Future[None] | None:
+        """What :meth:`begin` handed to the thread (None: nothing)."""
+        return self._created
+
+    def drain(self) -> None:
+        """No trial is left to start: from now on finished trials go to the thread as
+        soon as it is idle instead of waiting to make a batch (called on the event loop)."""
+        self._draining = True
+        with contextlib.suppress(RuntimeError):  # no loop running: nothing to wake later
+            self._loop = self._loop or asyncio.get_running_loop()
+        with self._lock:
+            idle = self._writing == 0
+        if idle and self._pending:
+            self.flush()
+
+    def _flush_if_idle(self) -> None:
+        with self._lock:
+            idle = self._writing == 0
+        if idle and self._pending:
+            self.flush()
+
     def _write(self, batch: list[TrialResult]) -> None:
         try:
+            if self._created is not None:
+                self._created.result()  # done (the thread runs in order): its error, if any
             self.store.write_trials(batch)
         finally:
             with self._lock:
                 self._uncommitted -= len(batch)
                 self._writing -= 1
-            if self._room is not None and self._loop is not None and not self._loop.is_closed():
-                self._loop.call_soon_threadsafe(self._room.set)
+            loop = self._loop
+            if loop is not None and not loop.is_closed():
+                if self._room is not None:
+                    loop.call_soon_threadsafe(self._room.set)
+                if self._draining:
+                    loop.call_soon_threadsafe(self._flush_if_idle)
         if self.on_written is not None:
             for result in batch:
                 self.on_written(result)
@@ -128,6 +177,8 @@ class TrialWriter:
 
     def _check(self) -> None:
         """Re-raise the error of a failed write, so a broken store stops the run."""
+        if self._created is not None and self._created.done():
+            self._created.result()
         still = []
         for future in self._inflight:
             if future.done():
@@ -140,6 +191,8 @@ class TrialWriter:
         """Write everything that waits and wait until it is committed."""
         try:
             self.flush()
+            if self._created is not None:
+                self._created.result()
             for future in self._inflight:
                 future.result()
         finally:

@@ -1,0 +1,135 @@
+"""A new run's first trials start while the store's writer thread creates the run's
+rows; no trial is stored before them, none at all when that fails, and the run stops
+at once. Its last trials are written as they end, not held back to make a batch."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+import assay
+from assay.core.results import TrialResult
+from assay.errors import ResumeError
+from assay.runner.executor import deliver
+from assay.runner.writer import TrialWriter
+from assay.store.store import Store
+
+SUITE = """\
+name: starts
+version: "1"
+defaults: {trials: 1}
+tasks:
+  - id: t
+    instances: 6
+    user: {opening: "Say hello."}
+    graders:
+      - text: {contains: hello}
+"""
+
+STARTED: list[float] = []
+HERE = "python:tests.runner.test_run_start"
+
+
+class SlowAgent:
+    """Answers after 0.3 s and counts the trials it was asked to play."""
+
+    def __init__(self, ctx: object) -> None:
+        STARTED.append(time.perf_counter())
+
+    async def respond(self, conversation: object, tools: object) -> str:
+        await asyncio.sleep(0.3)
+        return "hello"
+
+
+def hello(conversation: object) -> str:
+    return "hello"
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "suite.yaml").write_text(SUITE)
+    return tmp_path / "suite"
+
+
+def test_a_run_that_loses_the_race_for_its_id_stops_at_once_and_leaves_the_winner_alone(
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes start the same --run-id: the check before the trials passes for
+    both, the loser learns it when the writer thread creates the run. Its trials stop
+    then (at most the first one had begun), it stores nothing, and the winner's run keeps
+    its trials and its status."""
+    store = Store(tmp_path / "s.db")
+    winner = assay.run(str(suite), agent=f"{HERE}:hello", store=store, run_id="same")
+    before = sorted((r.task_id, r.reward) for r in winner.results)
+    has_run, asked = Store.has_run, []
+
+    def not_yet(self: Store, run_id: str) -> bool:  # the other process creates it just after
+        asked.append(run_id)
+        return has_run(self, run_id) if len(asked) > 1 else False
+
+    monkeypatch.setattr(Store, "has_run", not_yet)
+    STARTED.clear()
+    started = time.perf_counter()
+    with pytest.raises(ResumeError, match="already exists"):
+        assay.run(str(suite), agent=f"{HERE}:SlowAgent", store=store, run_id="same", concurrency=1)
+    assert len(STARTED) <= 1, "the trials went on after the run could not be created"
+    assert time.perf_counter() - started < 0.3 + 0.25  # not after its first trial ended
+    again = assay.Run.load("same", store)
+    assert sorted((r.task_id, r.reward) for r in again.results) == before
+    assert store.get_run("same").status == "finished"  # not marked interrupted by the loser
+
+
+def test_trials_that_end_before_the_run_is_created_wait_for_it(
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slow store (a database across the network): the instant agent's trials all end
+    while the run's rows are being written; each is stored after them, none lost."""
+    create_run = Store.create_run
+
+    def slow_create(self: Store, info: object, tasks: object) -> None:
+        time.sleep(0.3)
+        create_run(self, info, tasks)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "create_run", slow_create)
+    run = assay.run(str(suite), agent=f"{HERE}:hello", store=str(tmp_path / "s.db"), trials=3)
+    assert len(run.results) == 18 and run.summary().overall.success_rate == 1.0
+    assert run.info.status == "finished"
+
+
+def result(i: int) -> TrialResult:
+    return TrialResult("r", f"t{i}", 0, i, "c", 1, "user_stop")
+
+
+class Recording:
+    def __init__(self) -> None:
+        self.written: list[tuple[str, int]] = []
+
+    def write_trials(self, batch: list[TrialResult]) -> int:
+        self.written.extend(r.key for r in batch)
+        return len(batch)
+
+
+def test_once_the_jobs_are_all_taken_each_trial_is_written_as_it_ends() -> None:
+    store = Recording()
+    writer = TrialWriter(store, batch=1000, max_delay=60)  # type: ignore[arg-type]
+
+    async def produce() -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+        for i in range(5):
+            await deliver(writer.add, result(i))
+        await asyncio.sleep(0.05)
+        batching = list(store.written)  # waiting for a batch of 1,000 or a minute
+        writer.drain()
+        for i in range(5, 10):
+            await deliver(writer.add, result(i))
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.05)
+        return batching, list(store.written)
+
+    batching, draining = asyncio.run(produce())
+    writer.close()
+    assert batching == []
+    assert sorted(draining) == sorted(result(i).key for i in range(10))
