@@ -39,9 +39,10 @@ def stable_hashes(obj: dict[str, Any], key: str, length: int = 16) -> Callable[[
         return lambda value: stable_hash({**obj, key: value}, length)
     head, tail = parts[0].encode(), parts[1].encode()
     sha256 = hashlib.sha256
+    quoted = json.encoder.encode_basestring  # canonical_json of a string, without an encoder a call
 
     def one(value: str) -> str:
-        return sha256(head + canonical_json(value).encode() + tail).hexdigest()[:length]
+        return sha256(head + quoted(value).encode() + tail).hexdigest()[:length]
 
     return one
 
