@@ -107,10 +107,6 @@ def result(i: int) -> TrialResult:
 class Recording:
     def __init__(self) -> None:
         self.written: list[tuple[str, int]] = []
-        self.checkpoints: list[bool] = []
-
-    def checkpoint(self, passive: bool = False) -> None:
-        self.checkpoints.append(passive)
 
     def write_trials(self, batch: list[TrialResult]) -> int:
         self.written.extend(r.key for r in batch)
@@ -137,19 +133,3 @@ def test_once_the_jobs_are_all_taken_each_trial_is_written_as_it_ends() -> None:
     writer.close()
     assert batching == []
     assert sorted(draining) == sorted(result(i).key for i in range(10))
-    assert store.checkpoints == [True]  # one passive checkpoint while the last trials end
-
-
-def test_a_passive_checkpoint_leaves_the_database_file_holding_what_was_committed(tmp_path: Path) -> None:
-    import shutil
-    import sqlite3
-
-    from tests.support.runs import bare_run
-
-    store = Store(tmp_path / "s.db")
-    store.create_run(bare_run("r", [f"t{i}" for i in range(5)]), [])
-    store.write_trials([TrialResult("r", f"t{i}", 0, i, "c", 1, "user_stop") for i in range(5)])
-    store.checkpoint(passive=True)
-    shutil.copy(tmp_path / "s.db", tmp_path / "copy.db")  # the file alone, without its log
-    with sqlite3.connect(tmp_path / "copy.db") as copy:
-        assert copy.execute("SELECT count(*) FROM trials").fetchone() == (5,)

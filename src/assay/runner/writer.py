@@ -15,9 +15,7 @@ results): none is lost from the plan, none is ever duplicated.
 The thread may first create the run's own rows (:meth:`TrialWriter.begin`) while the
 first trials run: no trial is written before they are, and none at all if that fails.
 Once no trial is left to start (:meth:`TrialWriter.drain`), what finishes is handed to
-the thread as soon as it is idle, so the run's last trials are not held back, and the
-thread copies its write-ahead log into the database file once meanwhile (a passive
-checkpoint), so the run's final checkpoint has less left to do.
+the thread as soon as it is idle, so the run's last trials are not held back.
 """
 
 from __future__ import annotations
@@ -30,7 +28,6 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..core.results import TrialResult
-from ..store.faults import StoreFault
 from ..store.store import Store
 
 
@@ -68,7 +65,6 @@ class TrialWriter:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._created: Future[None] | None = None
         self._draining = False
-        self._settling = False
 
     @property
     def uncommitted(self) -> int:
@@ -152,10 +148,6 @@ class TrialWriter:
             if self._created is not None:
                 self._created.result()  # done (the thread runs in order): its error, if any
             self.store.write_trials(batch)
-            if self._draining and not self._settling:
-                self._settling = True  # while the last trials end: the run's final checkpoint has less to do
-                with contextlib.suppress(StoreFault):
-                    self.store.checkpoint(passive=True)
         finally:
             with self._lock:
                 self._uncommitted -= len(batch)

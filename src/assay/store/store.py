@@ -142,14 +142,12 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
                 )
         self._checked = True
 
-    def checkpoint(self, passive: bool = False) -> None:
+    def checkpoint(self) -> None:
         """Move SQLite's write-ahead log into the database file, so that the ``.db`` file
-        alone holds every committed trial (copy it, attach it to a bug report).
-        ``passive``: copy what can be copied now, without waiting for readers or
-        emptying the log (a run's last trials are then quicker to settle)."""
+        alone holds every committed trial (copy it, attach it to a bug report)."""
         if self.engine.dialect.name == "sqlite" and self.url != "sqlite://" and not self.read_only:
             with self.engine.connect() as conn:
-                conn.exec_driver_sql(f"PRAGMA wal_checkpoint({'PASSIVE' if passive else 'TRUNCATE'})")
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         self.checkpoint()
