@@ -206,6 +206,16 @@ def concurrency(n: int, latency: float, c: int, tmp: Path, k: int, runs: int) ->
 
 
 # --- multi-turn ------------------------------------------------------------------------------
+def _own_times(spans: list[Any]) -> list[tuple[str, float]]:
+    """Each span's kind and its own time: its duration less its children's (spans
+    nest: the tools an agent calls run inside its ``respond`` span)."""
+    children: dict[Any, float] = {}
+    for s in spans:
+        if s.parent is not None:
+            children[s.parent] = children.get(s.parent, 0.0) + s.duration
+    return [(s.kind, s.duration - children.get(s.id, 0.0)) for s in spans]
+
+
 def multiturn(tmp: Path, k: int, repeats: int) -> dict[str, Any]:
     """Retail with the careful agent: trials per second in process (imports and suite
     warm) and as a whole ``assay run`` process; where a trial's time goes."""
@@ -221,17 +231,15 @@ def multiturn(tmp: Path, k: int, repeats: int) -> dict[str, Any]:
         rates.append(trials / (time.perf_counter() - start))
         cpu_ms.append(1000 * (time.process_time() - cpu0) / trials)
     assert run is not None
-    shares = {"agent": 0.0, "tool": 0.0, "user": 0.0, "grader": 0.0}
+    shares = {"agent": 0.0, "tool": 0.0, "user": 0.0, "grader": 0.0, "harness": 0.0}
     total = 0.0
     for task_id, index in [(t, 0) for t in run.frame().task_ids[:57]]:
         transcript = run.transcript(task_id, index)
         if transcript is None:
             continue
         total += transcript.spans[0].duration
-        for s in transcript.spans[1:]:
-            if s.kind in shares:
-                shares[s.kind] += s.duration
-    shares["harness"] = total - sum(shares.values())
+        for kind, own in _own_times(transcript.spans):  # a tool call runs inside the agent's span
+            shares[kind if kind in shares else "harness"] += own
     whole = time_command(
         assay_command(
             "run", "retail", "--agent", "builtin:retail-careful", "-k", str(k), "--store", str(tmp / "cli.db")

@@ -46,6 +46,9 @@ def test_harness_benchmarks_run_at_small_size(tmp_path: Path) -> None:
     multiturn = report["multiturn"]
     assert multiturn["trials"] == 52  # retail's tasks outside its holdout
     assert multiturn["in_process_trials_per_s"]["median"] > 0
+    shares = multiturn["share_of_trial_time"]  # each span's own time: none counted twice
+    assert set(shares) == {"agent", "tool", "user", "grader", "harness"}
+    assert all(v >= 0 for v in shares.values()) and abs(sum(shares.values()) - 1) < 0.01, shares
     durable = report["durability"]
     assert durable["trials"] == 200 and durable["process_peak_rss_mb"] > 0
     assert 0 <= durable["durability_wait_s"]["median"] <= durable["durability_wait_s"]["max"]
@@ -55,3 +58,28 @@ def test_harness_benchmarks_run_at_small_size(tmp_path: Path) -> None:
         timing = analysis[command]
         assert timing["runs"] == 1 and timing["wall_s"]["median"] > 0 and timing["peak_mb"]["median"] > 0
     assert 0 < analysis["report"]["html_mb"] < 10
+
+
+def test_a_span_counts_its_own_time_not_its_childrens() -> None:
+    """The multi-turn benchmark's shares of a trial's time: a tool call runs inside the
+    agent's ``respond`` span, so counting whole durations gave the tools' time twice
+    (and the harness a negative share)."""
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from harness import _own_times
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    def span(id: int, kind: str, duration: float, parent: int | None) -> SimpleNamespace:
+        return SimpleNamespace(id=id, kind=kind, duration=duration, parent=parent)
+
+    spans = [
+        span(0, "trial", 10.0, None),
+        span(1, "turn", 9.0, 0),
+        span(2, "agent", 6.0, 1),
+        span(3, "tool", 4.0, 2),
+        span(4, "user", 1.0, 1),
+    ]
+    assert _own_times(spans) == [("trial", 1.0), ("turn", 2.0), ("agent", 2.0), ("tool", 4.0), ("user", 1.0)]
