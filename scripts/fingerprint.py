@@ -24,8 +24,10 @@ import assay
 from assay.store.codec import decompress
 from assay.store.store import Store
 
-#: Keys whose values change from run to run: timestamps, durations, the run's id.
+#: Keys whose values change from run to run: timestamps, durations, the run's id, and
+#: the commit of the checkout a run is made in (two commits are what is compared).
 VARYING = re.compile(r"(_at|_s|time|timestamp|start|end|started|ended|duration|when|ms)$")
+PROVENANCE = ("run_id", "git_commit")
 
 CONFIGS: list[dict[str, Any]] = [
     {"agent": "builtin:retail-careful", "trials": 2},
@@ -52,7 +54,8 @@ TABLES = [
 def stable(value: Any) -> Any:
     """``value`` without the keys that vary from run to run."""
     if isinstance(value, dict):
-        return {k: stable(v) for k, v in sorted(value.items()) if not VARYING.search(k) and k != "run_id"}
+        kept = sorted((k, v) for k, v in value.items() if not VARYING.search(k) and k not in PROVENANCE)
+        return {k: stable(v) for k, v in kept}
     if isinstance(value, list):
         return [stable(v) for v in value]
     return value
