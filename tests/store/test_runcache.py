@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from sqlalchemy import inspect, text
 from tests.server.support import toy_runs
-from tests.store.test_store_faults import tmpfs
+from tests.store.faults import tmpfs
 
 from assay.compare import compare_runs
 from assay.errors import SpecError

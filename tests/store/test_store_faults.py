@@ -1,7 +1,8 @@
 """Store faults, through the command line as a user meets them: a read-only, corrupt,
-truncated, full, locked or unreachable store, and two processes starting the same run
-id. Every case ends in one clear line and a documented exit code (4: the store cannot
-be used; 2: the command is wrong), never a traceback, and no run is left ``running``.
+truncated, full or locked store, and a damaged transcript. Every case ends in one clear
+line and a documented exit code (4: the store cannot be used; 2: the command is wrong),
+never a traceback, and no run is left ``running``. (Opening and reaching a store, and
+processes racing for a run id: test_store_reach.py.)
 
 The read-only and full cases use a real file system: a small tmpfs (mounted read-only,
 or filled up) when the tests may mount one (root in CI), else a folder without write
@@ -15,98 +16,32 @@ import resource
 import signal
 import sqlite3
 import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.server.support import AGENT, SUITE
-from tests.support.cli import CliResult, assay_main
+from tests.server.support import SUITE
+from tests.store.faults import (
+    _env,
+    clean_failure,
+    cli,
+    run_suite,
+    run_suite_process,
+    statuses,
+    tmpfs,
+    write_suite,
+)
 from tests.support.runs import bare_run
 
 from assay.core.results import TaskMeta
 from assay.store import reserve
 from assay.store.store import Store
 
-ROOT = Path(__file__).parents[2]
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "ASSAY_STORE"}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT), env.get("PYTHONPATH", "")])
-    env["ASSAY_PLUGINS"] = "tests.toydomain"
-    return {**env, **extra}
-
-
-def assay(
-    cwd: Path, *args: str, env: dict[str, str] | None = None, limit: Callable[[], None] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """``assay ARGS`` in a process of its own: for what another process must do (hold a
-    lock, race for a run id, live under a file-size limit)."""
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *args],
-        cwd=cwd,
-        env=env or _env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        preexec_fn=limit,
-    )
-
-
-def cli(cwd: Path, *args: str) -> CliResult:
-    """``assay ARGS`` in this process (the toy domain is registered by tests/conftest.py)."""
-    return assay_main(*args, cwd=cwd, env={"ASSAY_STORE": None})
-
-
-def run_suite(cwd: Path, store: str, *extra: str) -> CliResult:
-    return cli(cwd, "run", str(cwd / "suite"), "--agent", AGENT, "--store", store, *extra)
-
-
-def run_suite_process(cwd: Path, store: str, *extra: str, **kw: object) -> subprocess.CompletedProcess[str]:
-    return assay(cwd, "run", str(cwd / "suite"), "--agent", AGENT, "--store", store, *extra, **kw)  # type: ignore[arg-type]
-
-
-def clean_failure(result: CliResult | subprocess.CompletedProcess[str], code: int, words: str) -> None:
-    """One line on stderr saying ``words``, the documented exit code, no traceback."""
-    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.stderr
-    assert result.returncode == code, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("run ")]
-    assert len(lines) == 1 and words in lines[0], result.stderr
-
-
-def statuses(db: Path) -> dict[str, str]:
-    mode = "ro" if os.access(db.parent, os.W_OK) else "ro&immutable=1"  # a read-only file system
-    con = sqlite3.connect(f"file:{db}?mode={mode}", uri=True)
-    try:
-        return dict(con.execute("select run_id, status from runs"))
-    finally:
-        con.close()
-
 
 @pytest.fixture
 def suite(tmp_path: Path) -> Path:
-    (tmp_path / "suite").mkdir()
-    (tmp_path / "suite" / "suite.yaml").write_text(SUITE)
-    return tmp_path
-
-
-@contextlib.contextmanager
-def tmpfs(size: str) -> Iterator[Path]:
-    point = Path(tempfile.mkdtemp(prefix="assay-fs-"))
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)], capture_output=True
-    )
-    if mounted.returncode != 0:
-        point.rmdir()
-        raise OSError("cannot mount a tmpfs here")
-    try:
-        yield point
-    finally:
-        subprocess.run(["umount", "-l", str(point)], capture_output=True)
-        point.rmdir()
+    return write_suite(tmp_path)
 
 
 def test_read_only_store_reads_and_refuses_to_write(suite: Path, tmp_path: Path) -> None:
@@ -234,172 +169,6 @@ def test_locked_store_gives_one_line_after_the_busy_timeout(suite: Path, tmp_pat
         holder.execute("ROLLBACK")
         holder.close()
     assert statuses(db).get("r2") in (None, "interrupted")
-
-
-def test_unreachable_server_is_one_line(suite: Path) -> None:
-    pytest.importorskip("psycopg")
-    with socket_free_port() as port:
-        url = f"postgresql+psycopg://assay@127.0.0.1:{port}/nothing"
-        for command in (["runs"], ["show", "x"]):
-            clean_failure(cli(suite, *command, "--store", url), 4, "cannot open or reach store")
-        clean_failure(run_suite(suite, url, "-k", "1"), 4, "cannot open or reach store")
-
-
-@contextlib.contextmanager
-def socket_free_port() -> Iterator[int]:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    yield port  # nothing listens there
-
-
-def test_two_processes_starting_the_same_run_id(suite: Path, tmp_path: Path) -> None:
-    db = tmp_path / "race.db"
-    argv = [sys.executable, "-m", "assay", "run", str(suite / "suite"), "--agent", AGENT, "--store", str(db)]
-    procs = [
-        subprocess.Popen(
-            [*argv, "--run-id", "same", "-k", "2"],
-            cwd=suite,
-            env=_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(3)
-    ]
-    results = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in procs]
-    assert sorted(code for code, _ in results).count(0) == 1, results
-    for code, err in results:
-        assert "Traceback" not in err
-        if code:
-            assert code == 2 and "already exists" in err and err.strip().count("\n") <= 1, err
-    assert statuses(db) == {"same": "finished"}
-
-
-def test_a_host_that_does_not_resolve_is_unreachable() -> None:
-    """psycopg says so without a SQLSTATE (found by the docs test of a shared store)."""
-    from assay.store.faults import fault
-
-    class OperationalError(Exception):
-        sqlstate = None
-
-    error = OperationalError("failed to resolve host 'db.internal': [Errno -2] Name or service not known")
-    found = fault(error, "postgresql+psycopg://assay@db.internal:5432/assay")
-    assert found is not None and found.exit_code == 4
-    assert str(found).startswith(
-        "cannot open or reach store postgresql+psycopg://assay@db.internal:5432/assay"
-    )
-
-
-def test_opening_a_store_never_opens_its_file_outside_sqlite(tmp_path: Path, monkeypatch) -> None:
-    """Closing any descriptor of a database file drops every POSIX lock this process
-    holds on it, those of its open SQLite connections included; another process closing
-    last then deletes the write-ahead log under them, and the next open here reads
-    "database disk image is malformed" (tests/faults/test_sigterm.py met it: a poll that
-    opened the store while it was written). So opening a store checks its file through
-    SQLite only."""
-    import builtins
-    import io
-
-    from assay.store import Store
-
-    db = tmp_path / "s.db"
-    first = Store(db)
-    first.list_runs()
-    opened: list[str] = []
-    real_open, real_io_open = builtins.open, io.open
-
-    def watch(opener):  # type: ignore[no-untyped-def]
-        def wrapped(file, *args, **kwargs):  # type: ignore[no-untyped-def]
-            if str(file).startswith(str(db)):
-                opened.append(str(file))
-            return opener(file, *args, **kwargs)
-
-        return wrapped
-
-    monkeypatch.setattr(builtins, "open", watch(real_open))
-    monkeypatch.setattr(io, "open", watch(real_io_open))
-    second = Store(db)
-    second.check_writable()
-    assert second.list_runs() == [] and opened == []
-    first.close()
-    second.close()
-
-
-def test_opening_a_new_store_that_another_process_is_setting_up_waits(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Processes that open one new SQLite file at once: while the file is still in
-    rollback-journal mode SQLite may refuse one of them at once, without its busy wait (seen
-    as exit 4 "locked" in the several-processes test). Opening tries again until the
-    busy timeout. Here the refusal comes from a zero busy wait and a real exclusive lock
-    held for 0.3 s by another connection."""
-    import threading
-
-    from assay.store import Store
-    from assay.store.faults import StoreFault
-
-    db = tmp_path / "new.db"
-    holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
-    holder.execute("PRAGMA journal_mode=DELETE")
-    holder.execute("BEGIN EXCLUSIVE")
-    monkeypatch.setenv("ASSAY_STORE_TIMEOUT", "0")
-    release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
-    release.start()
-    try:
-        started = time.monotonic()
-        store = Store(db)  # refused at first, then opened once the lock is gone
-        assert 0.25 <= time.monotonic() - started < 5
-        assert store.list_runs() == []
-    finally:
-        release.join()
-    holder.close()
-    other = sqlite3.connect(tmp_path / "other.db", isolation_level=None)
-    other.execute("PRAGMA journal_mode=DELETE")
-    other.execute("BEGIN EXCLUSIVE")  # held past the (1 s minimum) deadline: the one-line fault
-    try:
-        started = time.monotonic()
-        with pytest.raises(StoreFault, match="is locked by another process"):
-            Store(tmp_path / "other.db")
-        assert time.monotonic() - started >= 1.0
-    finally:
-        other.execute("COMMIT")
-        other.close()
-
-
-def test_a_store_growing_while_it_is_checked_is_not_called_truncated(tmp_path: Path, monkeypatch) -> None:
-    """Found by CI (three processes creating one new store): the size was read before the
-    page count, while another process was still writing pages into the write-ahead log
-    and then checkpointing them into the file. Now the size is read after the count."""
-    from assay.store import faults
-
-    db = tmp_path / "growing.db"
-    conn = sqlite3.connect(db)
-    conn.execute("CREATE TABLE t (x BLOB)")
-    conn.executemany("INSERT INTO t VALUES (?)", [(b"\0" * 4000,) for _ in range(40)])
-    conn.commit()
-    conn.close()
-    full = db.stat().st_size
-    assert full >= 40 * 4096
-    real_stat, calls = Path.stat, []
-
-    def stat(self: Path, *args, **kwargs):  # the first look at the file sees it as it began
-        result = real_stat(self, *args, **kwargs)
-        if self == db:
-            calls.append(1)
-            if len(calls) == 1:
-                return os.stat_result((*result[:6], 4096, *result[7:]))
-        return result
-
-    monkeypatch.setattr(Path, "stat", stat)
-    assert faults.header_problem(db) is None
-    assert len(calls) >= 2
-    monkeypatch.setattr(Path, "stat", real_stat)
-    with db.open("r+b") as f:  # a file really cut short is still a problem
-        f.truncate(4096 * 2)
-    assert faults.header_problem(db) is not None
 
 
 @pytest.mark.parametrize("packing", ["zstd", "zlib"])
