@@ -314,10 +314,11 @@ async def _execute(
     flusher = asyncio.create_task(writer.run())
     try:
         with use_cassette(cassette), _sandbox_choice(spec.unsafe_no_sandbox), run_collector():
-            await _with_creation(writer, runner.execute(_draining(jobs, writer), finished_trial))
+            await writer.unless_creation_fails(runner.execute(writer.draining(jobs), finished_trial))
         writer.close()
     except BaseException:
-        if not _settled(writer) or not made.is_set():  # the run's rows are not there (or not ours)
+        writer.settle()
+        if not made.is_set():  # the run's rows are not there (or not ours)
             with contextlib.suppress(Exception):
                 writer.close()
             raise
@@ -333,46 +334,6 @@ async def _execute(
     st.set_status(info.run_id, "finished")
     if live is not None:
         live.close(st.get_run(info.run_id))
-
-
-def _draining(jobs: Iterator[TrialJob], writer: TrialWriter) -> Iterator[TrialJob]:
-    """The jobs; once the last one is taken, the writer stops waiting to make batches."""
-    yield from jobs
-    writer.drain()
-
-
-async def _with_creation(writer: TrialWriter, trials: Awaitable[None]) -> None:
-    """Await the trials, stopping them as soon as the writer fails to create the run
-    (then its error is raised)."""
-    created = writer.created
-    if created is None:
-        await trials
-        return
-    running = asyncio.ensure_future(trials)
-    loop = asyncio.get_running_loop()
-
-    def stop(future: Any) -> None:  # in the writer's thread
-        if not future.cancelled() and future.exception() is not None:
-            with contextlib.suppress(RuntimeError):  # the loop has closed: nothing left to stop
-                loop.call_soon_threadsafe(running.cancel)
-
-    created.add_done_callback(stop)
-    try:
-        await running
-    except asyncio.CancelledError:
-        if created.done():
-            created.result()  # stopped because the run could not be created: that error
-        raise
-
-
-def _settled(writer: TrialWriter) -> bool:
-    """Wait for what :meth:`TrialWriter.begin` runs; whether it succeeded."""
-    try:
-        if writer.created is not None:
-            writer.created.result()
-    except BaseException:
-        return False
-    return True
 
 
 def _live_traces(spec: RunSpec, info: RunInfo) -> Any:

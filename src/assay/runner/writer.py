@@ -24,11 +24,14 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
 
 from ..core.results import TrialResult
 from ..store.store import Store
+
+T = TypeVar("T")
 
 
 class TrialWriter:
@@ -126,16 +129,47 @@ class TrialWriter:
         """What :meth:`begin` handed to the thread (None: nothing)."""
         return self._created
 
+    def settle(self) -> None:
+        """Wait for what :meth:`begin` handed to the thread, whatever its end."""
+        if self._created is not None:
+            with contextlib.suppress(BaseException):
+                self._created.result()
+
+    async def unless_creation_fails(self, trials: Awaitable[None]) -> None:
+        """Await ``trials``, cancelling them as soon as what :meth:`begin` handed to the
+        thread fails (then its error is raised)."""
+        created = self._created
+        if created is None:
+            await trials
+            return
+        running = asyncio.ensure_future(trials)
+        loop = asyncio.get_running_loop()
+
+        def stop(future: Future[None]) -> None:  # in the writer's thread
+            if not future.cancelled() and future.exception() is not None:
+                with contextlib.suppress(RuntimeError):  # the loop has closed: nothing left to stop
+                    loop.call_soon_threadsafe(running.cancel)
+
+        created.add_done_callback(stop)
+        try:
+            await running
+        except asyncio.CancelledError:
+            if created.done():
+                created.result()  # stopped because the run could not be created: that error
+            raise
+
+    def draining(self, jobs: Iterator[T]) -> Iterator[T]:
+        """``jobs``; once the last one is taken, :meth:`drain`."""
+        yield from jobs
+        self.drain()
+
     def drain(self) -> None:
         """No trial is left to start: from now on finished trials go to the thread as
         soon as it is idle instead of waiting to make a batch (called on the event loop)."""
         self._draining = True
         with contextlib.suppress(RuntimeError):  # no loop running: nothing to wake later
             self._loop = self._loop or asyncio.get_running_loop()
-        with self._lock:
-            idle = self._writing == 0
-        if idle and self._pending:
-            self.flush()
+        self._flush_if_idle()
 
     def _flush_if_idle(self) -> None:
         with self._lock:
