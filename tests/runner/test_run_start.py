@@ -133,3 +133,15 @@ def test_once_the_jobs_are_all_taken_each_trial_is_written_as_it_ends() -> None:
     writer.close()
     assert batching == []
     assert sorted(draining) == sorted(result(i).key for i in range(10))
+
+
+def test_an_on_start_that_raises_leaves_the_run_interrupted(suite: Path, tmp_path: Path) -> None:
+    """The run's rows were written before ``on_start`` failed: the run is there, stopped."""
+
+    def boom(info: object) -> None:
+        raise RuntimeError("on_start failed")
+
+    store = Store(tmp_path / "s.db")
+    with pytest.raises(RuntimeError, match="on_start failed"):
+        assay.run(str(suite), agent=f"{HERE}:hello", store=store, run_id="r", on_start=boom)
+    assert store.get_run("r").status == "interrupted"
