@@ -12,7 +12,7 @@ import pytest
 
 import assay
 from assay.core.results import TrialResult
-from assay.errors import ResumeError
+from assay.errors import AssayError, ResumeError, SuiteError
 from assay.runner.executor import deliver
 from assay.runner.writer import TrialWriter
 from assay.store.store import Store
@@ -30,7 +30,7 @@ tasks:
 """
 
 STARTED: list[float] = []
-HERE = "python:tests.runner.test_run_start"
+HERE = f"python:{__name__}"  # the name pytest imported this module by: the agents share STARTED
 
 
 class SlowAgent:
@@ -145,3 +145,56 @@ def test_an_on_start_that_raises_leaves_the_run_interrupted(suite: Path, tmp_pat
     with pytest.raises(RuntimeError, match="on_start failed"):
         assay.run(str(suite), agent=f"{HERE}:hello", store=store, run_id="r", on_start=boom)
     assert store.get_run("r").status == "interrupted"
+
+
+TEMPLATED = """\
+name: templated
+version: "1"
+templates: templates.py
+defaults: {trials: 1}
+tasks:
+  - id: q
+    template: greet
+    instances: 40
+"""
+
+GREET = """\
+import os
+from assay.suites.templates import template
+
+
+@template("greet")
+def greet(ctx):
+    if os.environ.get("GREET_FAILS_AT") == ctx.task_id:
+        raise LookupError(f"no data for {ctx.task_id}")
+    return {"user": {"opening": "Say hello."}, "graders": [{"text": {"contains": "hello"}}]}
+"""
+
+
+def test_a_task_that_cannot_be_made_stops_the_run_at_once_and_stores_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tasks are made as the run asks for them: the first trials start while the writer
+    thread makes the rest for the run's rows. A template failing on the 31st task (here
+    only at run time) stops the trials already started and stores nothing."""
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    (folder / "suite.yaml").write_text(TEMPLATED)
+    (folder / "templates.py").write_text(GREET)
+    loaded = assay.load_suite(folder)
+    monkeypatch.setenv("GREET_FAILS_AT", "q-31")
+    STARTED.clear()
+    begun = time.perf_counter()
+    with pytest.raises(SuiteError, match="template 'greet' failed: LookupError"):
+        assay.run(loaded, agent=f"{HERE}:SlowAgent", store=str(tmp_path / "s.db"), concurrency=4)
+    assert time.perf_counter() - begun < 1.5  # 40 trials of 0.3 s, 4 at a time, would take 3 s
+    assert 0 < len(STARTED) <= 8
+    assert Store(tmp_path / "s.db").list_runs() == []
+
+
+def test_filters_that_select_no_task_store_nothing(suite: Path, tmp_path: Path) -> None:
+    """The run's task list is made in the writer thread: filters that select nothing are
+    still one sentence, and no run is stored."""
+    with pytest.raises(AssayError, match="no task of suite starts matches the filters given"):
+        assay.run(str(suite), agent=f"{HERE}:hello", store=str(tmp_path / "s.db"), tags=["nowhere"])
+    assert Store(tmp_path / "s.db").list_runs() == []

@@ -15,8 +15,9 @@ import pytest
 import assay
 import assay.suites.loader as loader
 from assay.core.results import TrialResult
+from assay.errors import SuiteError
 from assay.runner.executor import deliver
-from assay.runner.resolve import SpilledTasks
+from assay.runner.resolve import MadeOnce
 from assay.runner.writer import TrialWriter
 from assay.suites.instantiate import instantiate
 
@@ -116,24 +117,67 @@ def test_a_failed_write_stops_the_producer() -> None:
         writer.close()
 
 
-def test_spilled_tasks_parse_once_and_replay_in_order() -> None:
-    calls = []
+@pytest.mark.parametrize("spill", [False, True])
+def test_tasks_are_made_once_and_read_again_in_order(spill: bool) -> None:
+    made = []
 
     def parse():
-        calls.append(1)
-        return (assay.core.task.Task(id=f"t{i}") for i in range(50))
+        for i in range(50):
+            made.append(i)
+            yield assay.core.task.Task(id=f"t{i}")
 
-    source = SpilledTasks(parse)
+    source = MadeOnce(parse, spill=spill)
     first = [t.id for t in source()]
     assert [t.id for t in source()] == first == [t.id for t in source()] == [f"t{i}" for i in range(50)]
-    assert len(calls) == 1
-    abandoned = SpilledTasks(parse)
-    next(iter(abandoned()))  # a pass given up half-way keeps nothing
-    assert [t.id for t in abandoned()] == first and len(calls) == 3
+    assert made == list(range(50))
+    half = MadeOnce(parse, spill=spill)
+    made.clear()
+    passes = half(), half()
+    assert [next(passes[0]).id for _ in range(3)] == ["t0", "t1", "t2"]  # a pass given up half-way...
+    assert [t.id for t in passes[1]] == first and made == list(range(50))  # ... left its tasks to the next
     retail = instantiate(assay.load_suite("retail"), 0)  # rich tasks: records, graders, scripts
-    spilled = SpilledTasks(lambda: iter(retail))
-    assert list(spilled()) == retail
-    assert list(spilled()) == retail  # read back whole and equal, pass after pass
+    kept = MadeOnce(lambda: iter(retail), spill=spill)
+    assert list(kept()) == retail
+    assert list(kept()) == retail  # read back whole and equal, pass after pass
+
+
+@pytest.mark.parametrize("spill", [False, True])
+def test_two_threads_share_one_making_of_the_tasks(spill: bool) -> None:
+    """The event loop takes the first trials' tasks while the store's writer thread
+    takes every task's metadata: each task is made once, each pass sees them all in order."""
+    made = []
+
+    def parse():
+        for i in range(2000):
+            made.append(i)
+            yield assay.core.task.Task(id=f"t{i}")
+
+    source = MadeOnce(parse, spill=spill)
+    seen: dict[str, list[str]] = {}
+
+    def take(name: str) -> None:
+        seen[name] = [t.id for t in source()]
+
+    threads = [threading.Thread(target=take, args=(f"pass{i}",)) for i in range(3)]
+    for t in threads:
+        t.start()
+    take("here")
+    for t in threads:
+        t.join()
+    expected = [f"t{i}" for i in range(2000)]
+    assert all(ids == expected for ids in seen.values()) and len(seen) == 4
+    assert made == list(range(2000))
+
+
+def test_an_error_making_a_task_reaches_every_pass() -> None:
+    def parse():
+        yield assay.core.task.Task(id="t0")
+        raise SuiteError([])
+
+    source = MadeOnce(parse)
+    for _ in range(2):
+        with pytest.raises(SuiteError):
+            list(source())
 
 
 def test_a_jsonl_suite_is_parsed_once_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -48,13 +48,12 @@ def _jobs(
     suite: LoadedSuite,
     tasks: TaskSource,
     done: set[tuple[str, int]],
-    hashes: dict[str, str] | None = None,
 ) -> Iterator[TrialJob]:
-    """The run's trial jobs; ``hashes`` gives task hashes already computed (planning
-    hashed every task): a task is hashed once per run, not once per trial."""
+    """The run's trial jobs; a task is hashed once per run, not once per trial (tasks
+    read back from disk are new objects at each pass)."""
     override = info.spec.limits
     cache: dict[str, Limits] = {}
-    hashes = {} if hashes is None else hashes
+    hashes: dict[str, str] = {}
 
     def limits_of(task: Task) -> Limits:  # most tasks share the suite's limits: build them once
         key = repr(task.limits)
@@ -88,16 +87,17 @@ def _context(info: RunInfo, spec: RunSpec, suite: LoadedSuite) -> RunContext:
     )
 
 
-def _new_info(resolved: Resolved, store: Store) -> tuple[RunInfo, list[TaskMeta]]:
+def _new_info(resolved: Resolved, store: Store) -> RunInfo:
+    """A new run's identity and provenance. Its task list is left empty: it is filled
+    in with the run's rows, by :func:`_task_metas` in the store's writer thread, while
+    the first trials run (tasks named with ``--task`` are checked here, before them)."""
     spec, suite = resolved.spec, resolved.suite
-    metas = [t.meta() for t in resolved.tasks()]
-    if not metas:
-        raise AssayError(f"no task of suite {suite.name} matches the filters given")
-    require_named(spec.task_ids, (m.task_id for m in metas), suite.name)
+    if spec.task_ids:
+        require_named(spec.task_ids, (t.id for t in resolved.tasks()), suite.name)
     run_id = spec.run_id or new_run_id(suite.name)
     if store.has_run(run_id):
         raise ResumeError(f"run {run_id} already exists in {store.url}; resume it with --resume {run_id}")
-    info = RunInfo(
+    return RunInfo(
         run_id=run_id,
         created_at=now_iso(),
         suite_name=suite.name,
@@ -108,13 +108,21 @@ def _new_info(resolved: Resolved, store: Store) -> tuple[RunInfo, list[TaskMeta]
         config_hash=resolved.config.hash,
         seed=spec.seed or 0,
         trials_per_task=resolved.trials_per_task,
-        task_ids=[m.task_id for m in metas],
+        task_ids=[],
         spec=spec.redacted(),
         fault_plan=resolved.fault_plan.model_dump(mode="json") if resolved.fault_plan else None,
         git_commit=git_commit(),
         versions=versions(),
     )
-    return info, metas
+
+
+def _task_metas(resolved: Resolved) -> list[TaskMeta]:
+    """Every task's metadata (made with the collector paused: they live through the run)."""
+    with paused_gc():
+        metas = [t.meta() for t in resolved.tasks()]
+    if not metas:
+        raise AssayError(f"no task of suite {resolved.suite.name} matches the filters given")
+    return metas
 
 
 async def run_async(
@@ -147,17 +155,17 @@ async def run_async(
         cassette = _cassette(spec)  # a cassette that cannot be read: the same
         st = store if isinstance(store, Store) else Store(store if store is not None else spec.store)
         st.check_writable()  # a read-only or corrupt store is refused before anything is written
-        with paused_gc():  # every task's metadata and hash: long-lived, made at once
-            info, metas = _new_info(resolved, st)
-        hashes = {m.task_id: m.task_hash for m in metas}
+        info = _new_info(resolved, st)
 
         def create() -> None:  # in the store's writer thread, while the first trials run
+            metas = _task_metas(resolved)
+            info.task_ids = [m.task_id for m in metas]
             st.create_run(info, metas)
             write_checks(st, info.run_id, resolved.evidence_checks)
             log_holdout(st, info, "run", holdout_tasks(metas))  # every look at the holdout is logged
 
         context = _context(info, resolved.spec, resolved.suite)
-        jobs = _jobs(info, context, resolved.suite, resolved.tasks, set(), hashes)
+        jobs = _jobs(info, context, resolved.suite, resolved.tasks, set())
         await _execute(info, spec, st, jobs, 0, executor, progress, on_start, cassette, create)
     return Run.load(info.run_id, st)
 
@@ -284,8 +292,6 @@ async def _execute(
         if on_start is not None:
             on_start(info)
 
-    total = info.planned_trials
-
     live = _live_traces(spec, info)
 
     def written(result: TrialResult) -> None:
@@ -293,8 +299,8 @@ async def _execute(
         if live is not None:
             live.add(result)  # in the writer's thread: off the event loop
         finished += 1
-        if progress is not None:
-            progress(replace(result, transcript=None), finished, total)
+        if progress is not None:  # the run exists: its task list is complete
+            progress(replace(result, transcript=None), finished, info.planned_trials)
 
     runner = executor or make_executor(spec.executor, spec.concurrency, spec.ray_address)
     writer = TrialWriter(st, on_written=written)

@@ -6,8 +6,11 @@ A run that cannot start fails here with one clear sentence, before anything is s
 
 from __future__ import annotations
 
+import os
 import pickle
 import tempfile
+import threading
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +28,7 @@ from ..envs.perturb import load_perturbations
 from ..envs.registry import get_domain
 from ..errors import SpecError
 from ..llm.spec import PROVIDERS, parse_spec
-from ..suites.instantiate import instantiate, iter_instances
+from ..suites.instantiate import iter_instances
 from ..suites.loaded import LoadedSuite
 from ..suites.loader import load_suite
 from ..users.specs import user_factory
@@ -136,15 +139,13 @@ def load_source(source: str | Path | LoadedSuite) -> tuple[LoadedSuite, str]:
 
 
 def task_source(suite: LoadedSuite, seed: int, keep: Callable[[Task], bool]) -> TaskSource:
-    """The run's concrete tasks, again for each pass, parsed once per run: kept in
-    memory for ordinary suites; for suites with JSONL files or more than
-    :data:`IN_MEMORY_TASKS` tasks, made on the first pass and kept pickled in a
-    temporary file for the next ones (memory stays flat)."""
+    """The run's concrete tasks, again for each pass, made once per run as the passes
+    ask (:class:`MadeOnce`): kept in memory for ordinary suites; for suites with JSONL
+    files or more than :data:`IN_MEMORY_TASKS` tasks, kept pickled in a temporary file
+    (memory stays flat)."""
     planned = sum(spec.instances for spec in suite.tasks)
-    if not suite.streamed and planned <= IN_MEMORY_TASKS:
-        tasks = [t for t in instantiate(suite, seed) if keep(t)]
-        return lambda: tasks
-    return SpilledTasks(lambda: (t for t in iter_instances(suite, seed) if keep(t)))
+    spill = suite.streamed or planned > IN_MEMORY_TASKS
+    return MadeOnce(lambda: (t for t in iter_instances(suite, seed) if keep(t)), spill=spill)
 
 
 #: Suites of at most this many concrete tasks keep them in memory during a run; larger
@@ -152,39 +153,83 @@ def task_source(suite: LoadedSuite, seed: int, keep: Callable[[Task], bool]) -> 
 IN_MEMORY_TASKS = 10_000
 
 
-class SpilledTasks:
-    """A task source read once: the first full pass parses (and validates) the tasks
-    and writes each one, pickled, to an unnamed temporary file; later passes read them
-    back in order. A pass abandoned half-way leaves the source as it was."""
+class MadeOnce:
+    """A run's tasks, made once, on first demand, and kept for every later pass: in
+    memory, or (``spill``) pickled in an unnamed temporary file, so that memory stays
+    flat however many tasks a suite has.
 
-    def __init__(self, parse: TaskSource):
-        self._parse = parse
-        self._file: IO[bytes] | None = None
+    A pass reads the tasks made so far and makes the next one itself when it gets there
+    first. A run's first trials start while its tasks are still being made, and two
+    passes run at once in two threads (the event loop taking the trials' tasks, the
+    store's writer thread taking every task's metadata for the run's rows), so the
+    making is locked: it happens once, in suite order, whichever pass does it. A pass
+    given up half-way leaves what it made for the next. An error while making a task (a
+    template that fails) is raised to every pass that reaches it."""
+
+    def __init__(self, make: TaskSource, spill: bool = False):
+        self._make = make
+        self._source: Iterator[Task] | None = None
+        self._lock = threading.Lock()
+        self._ended = False
+        self._error: BaseException | None = None
+        self._made: list[Task] = []  # in memory
+        self._file: IO[bytes] | None = None  # spilled: the tasks, one pickle after another,
+        self._offsets = array("q", [0]) if spill else None  # ... and where each one starts and ends
 
     def __call__(self) -> Iterator[Task]:
-        return self._replay() if self._file is not None else self._first()
-
-    def _first(self) -> Iterator[Task]:
-        spill = tempfile.TemporaryFile(prefix="assay-tasks-")  # noqa: SIM115 (kept for the later passes)
-        try:
-            for task in self._parse():
-                data = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
-                spill.write(len(data).to_bytes(8, "little") + data)  # one self-contained record a task
+        i = 0
+        while True:
+            if i < self._count():
+                yield self._read(i)
+            else:
+                task = self._make_next(i)
+                if task is None:
+                    return
                 yield task
-        except BaseException:
-            spill.close()
-            raise
-        if self._file is None:
-            self._file = spill
-        else:  # another pass completed first
-            spill.close()
+            i += 1
 
-    def _replay(self) -> Iterator[Task]:
-        spill = self._file
-        assert spill is not None
-        spill.seek(0)  # passes run one after the other
-        while size := int.from_bytes(spill.read(8) or b"\0", "little"):
-            yield pickle.loads(spill.read(size))
+    def _count(self) -> int:
+        return len(self._made) if self._offsets is None else len(self._offsets) - 1
+
+    def _read(self, i: int) -> Task:
+        if self._offsets is None:
+            return self._made[i]
+        assert self._file is not None
+        start, end = self._offsets[i], self._offsets[i + 1]
+        return pickle.loads(os.pread(self._file.fileno(), end - start, start))
+
+    def _make_next(self, i: int) -> Task | None:
+        """The task after the first ``i``, made now unless another pass has; None at the end."""
+        with self._lock:
+            if i < self._count():
+                return self._read(i)
+            if self._error is not None:
+                raise self._error
+            if self._ended:
+                return None
+            try:
+                if self._source is None:
+                    self._source = iter(self._make())
+                task = next(self._source)
+                if self._offsets is None:
+                    self._made.append(task)
+                else:
+                    self._spill(task)
+            except StopIteration:
+                self._ended = True
+                return None
+            except BaseException as exc:
+                self._error = exc
+                raise
+            return task
+
+    def _spill(self, task: Task) -> None:
+        assert self._offsets is not None
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="assay-tasks-", buffering=0)  # noqa: SIM115 (kept for the run)
+        data = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+        os.pwrite(self._file.fileno(), data, self._offsets[-1])  # passes read with pread: no shared position
+        self._offsets.append(self._offsets[-1] + len(data))
 
     def close(self) -> None:
         if self._file is not None:

@@ -67,6 +67,7 @@ class TrialWriter:
         self._room: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._created: Future[None] | None = None
+        self._started = threading.Event()  # the first trials have started: the run's rows may be made
         self._draining = False
 
     @property
@@ -116,13 +117,21 @@ class TrialWriter:
             await self._room.wait()
 
     def begin(self, create: Callable[[], None]) -> None:
-        """Have the thread run ``create`` (the run's own rows) before any trial: trials
-        start meanwhile and wait in the backlog until it is done; if it fails, no trial
-        is written and the error is raised where a failed write's would be."""
+        """Have the thread run ``create`` (the run's own rows) before any trial, once the
+        event loop has started the first trials (see :meth:`draining`: the two would
+        otherwise take turns on the interpreter lock, and the first trials start later).
+        Trials wait in the backlog until it is done; if it fails, no trial is written and
+        the error is raised where a failed write's would be."""
         if self._pool is None:
             create()
             return
-        self._created = self._pool.submit(create)
+        self._loop = asyncio.get_running_loop()
+
+        def once_started() -> None:
+            self._started.wait()
+            create()
+
+        self._created = self._pool.submit(once_started)
 
     @property
     def created(self) -> Future[None] | None:
@@ -131,6 +140,7 @@ class TrialWriter:
 
     def settle(self) -> None:
         """Wait for what :meth:`begin` handed to the thread, whatever its end."""
+        self._started.set()
         if self._created is not None:
             with contextlib.suppress(BaseException):
                 self._created.result()
@@ -159,8 +169,14 @@ class TrialWriter:
             raise
 
     def draining(self, jobs: Iterator[T]) -> Iterator[T]:
-        """``jobs``; once the last one is taken, :meth:`drain`."""
-        yield from jobs
+        """``jobs``; once the first ones have started (the loop's next turn after the first
+        is taken), what :meth:`begin` handed over is made; once the last one is taken,
+        :meth:`drain`."""
+        for job in jobs:
+            if not self._started.is_set() and self._loop is not None:
+                self._loop.call_soon_threadsafe(self._started.set)
+            yield job
+        self._started.set()
         self.drain()
 
     def drain(self) -> None:
@@ -223,6 +239,7 @@ class TrialWriter:
 
     def close(self) -> None:
         """Write everything that waits and wait until it is committed."""
+        self._started.set()
         try:
             self.flush()
             if self._created is not None:
