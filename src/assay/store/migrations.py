@@ -28,7 +28,12 @@ def stored_version(engine: Engine) -> int | None:
     which wrote none)."""
     meta = schema.meta_table
     with engine.connect() as conn:
-        if not inspect(conn).has_table(meta.name):
+        if engine.dialect.name == "sqlite":  # one query, not the inspector's reflection
+            query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+            present = conn.exec_driver_sql(query, (meta.name,)).first() is not None
+        else:
+            present = inspect(conn).has_table(meta.name)
+        if not present:
             return None  # no assay_meta table yet
         row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
     return int(row.value) if row is not None else None
@@ -55,10 +60,13 @@ def create_schema(engine: Engine) -> None:
         try:
             present = sqlite_objects(engine)
             if present == set():  # a new SQLite file (a racing creator: retried)
-                with engine.begin() as conn:
+                with engine.begin() as conn:  # its tables and its version at once: no rows to migrate
                     for statement in schema.sqlite_ddl():
                         conn.exec_driver_sql(statement)
-            elif present is None or not present >= schema.OBJECT_NAMES:
+                    meta = schema.meta_table
+                    conn.execute(insert(meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION)))
+                return
+            if present is None or not present >= schema.OBJECT_NAMES:
                 schema.metadata.create_all(engine)
                 for index in schema.INDEXES:  # a store made before an index gains it
                     index.create(engine, checkfirst=True)
