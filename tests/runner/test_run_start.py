@@ -198,3 +198,17 @@ def test_filters_that_select_no_task_store_nothing(suite: Path, tmp_path: Path) 
     with pytest.raises(AssayError, match="no task of suite starts matches the filters given"):
         assay.run(str(suite), agent=f"{HERE}:hello", store=str(tmp_path / "s.db"), tags=["nowhere"])
     assert Store(tmp_path / "s.db").list_runs() == []
+
+
+def test_the_run_returned_is_the_run_stored(suite: Path, tmp_path: Path) -> None:
+    """``run`` and ``resume`` return the run from the info they wrote (its task list made
+    in the writer thread, its final status), not read back: it must be what is stored."""
+    store = Store(tmp_path / "s.db")
+    run = assay.run(str(suite), agent=f"{HERE}:hello", store=store, trials=2)
+    stored = Store(tmp_path / "s.db").get_run(run.run_id)
+    assert run.info == stored and stored.status == "finished" and stored.finished_at is not None
+    assert run.info.task_ids == [f"t-{i}" for i in range(1, 7)] and run.info.planned_trials == 12
+    store.set_status(run.run_id, "interrupted")
+    resumed = assay.resume(run.run_id, store=store, retry_errors=True)
+    assert resumed.info == Store(tmp_path / "s.db").get_run(run.run_id)
+    assert resumed.info.status == "finished"

@@ -167,7 +167,7 @@ async def run_async(
         context = _context(info, resolved.spec, resolved.suite)
         jobs = _jobs(info, context, resolved.suite, resolved.tasks, set())
         await _execute(info, spec, st, jobs, 0, executor, progress, on_start, cassette, create)
-    return Run.load(info.run_id, st)
+    return Run(info, None, None, st)  # as stored: its rows and final status were written from it
 
 
 async def resume_async(
@@ -209,8 +209,7 @@ async def resume_async(
     cassette = _cassette(spec)
     st.retry_errors(run_id)
     done = st.completed_keys(run_id)
-    st.set_status(run_id, "running")
-    info.status = "running"
+    st.set_status(run_id, "running", info)
     wanted = set(info.task_ids)
     checks = load_checks(st, run_id) if info.spec.probe else None  # no new probing on resume
     tasks = variant_source(
@@ -221,7 +220,7 @@ async def resume_async(
     )
     jobs = _jobs(info, _context(info, spec, loaded), loaded, tasks, done)
     await _execute(info, spec, st, jobs, len(done), executor, progress, on_start, cassette)
-    return Run.load(run_id, st)
+    return Run(info, None, None, st)
 
 
 def _with_secrets(spec: RunSpec, secrets: dict[str, dict[str, Any]]) -> RunSpec:
@@ -337,9 +336,9 @@ async def _execute(
         flusher.cancel()
         if executor is None:
             getattr(runner, "close", lambda: None)()  # a Ray started for this run stops with it
-    st.set_status(info.run_id, "finished")
+    st.set_status(info.run_id, "finished", info)
     if live is not None:
-        live.close(st.get_run(info.run_id))
+        live.close(info)
 
 
 def _live_traces(spec: RunSpec, info: RunInfo) -> Any:

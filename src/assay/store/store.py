@@ -235,10 +235,11 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
             raise RunNotFound(f"no run {run_id!r} in store {self.url}; `assay runs` lists the runs there")
         return RunInfo.model_validate_json(row.info)
 
-    def set_status(self, run_id: str, status: str) -> None:
+    def set_status(self, run_id: str, status: str, info: RunInfo | None = None) -> None:
         """Record a run's status; a run that stopped (finished or interrupted) is
-        checkpointed into the database file."""
-        info = self.get_run(run_id)
+        checkpointed into the database file. ``info``: the run's info as the caller
+        holds it (the process running it), updated in place, instead of read back."""
+        info = info if info is not None else self.get_run(run_id)
         if status == "running":
             self._hold_reserve(run_id)
         elif self.path is not None:
