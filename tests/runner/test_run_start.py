@@ -5,6 +5,7 @@ at once. Its last trials are written as they end, not held back to make a batch.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from pathlib import Path
 
@@ -212,3 +213,27 @@ def test_the_run_returned_is_the_run_stored(suite: Path, tmp_path: Path) -> None
     resumed = assay.resume(run.run_id, store=store, retry_errors=True)
     assert resumed.info == Store(tmp_path / "s.db").get_run(run.run_id)
     assert resumed.info.status == "finished"
+
+
+@pytest.mark.parametrize("kept_on_disk", [False, True])
+def test_where_the_task_list_is_made(
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept_on_disk: bool
+) -> None:
+    """Tasks kept in memory are made by the writer thread while the first trials run; a
+    suite kept on disk (more than IN_MEMORY_TASKS tasks, JSONL files) is read whole
+    first, so that no trial's result waits long for the run's rows (the durability window)."""
+    from assay.runner import api, resolve
+
+    if kept_on_disk:
+        monkeypatch.setattr(resolve, "IN_MEMORY_TASKS", 3)
+    made_in, real = [], api._task_metas
+
+    def recording(resolved: object) -> object:
+        made_in.append(threading.current_thread().name)
+        return real(resolved)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api, "_task_metas", recording)
+    run = assay.run(str(suite), agent=f"{HERE}:hello", store=str(tmp_path / "s.db"), trials=2)
+    assert len(run.results) == 12 and run.info.planned_trials == 12
+    assert len(made_in) == 1
+    assert (made_in[0] == "MainThread") == kept_on_disk, made_in

@@ -127,6 +127,11 @@ class Resolved:
     def trials_per_task(self) -> int:
         return self.spec.trials or self.suite.defaults.trials
 
+    @property
+    def spilled(self) -> bool:
+        """Whether the run's tasks are kept on disk (see :func:`spills`)."""
+        return spills(self.suite)
+
 
 def load_source(source: str | Path | LoadedSuite) -> tuple[LoadedSuite, str]:
     """The loaded suite and how the run records where it came from (an absolute
@@ -143,9 +148,12 @@ def task_source(suite: LoadedSuite, seed: int, keep: Callable[[Task], bool]) -> 
     ask (:class:`MadeOnce`): kept in memory for ordinary suites; for suites with JSONL
     files or more than :data:`IN_MEMORY_TASKS` tasks, kept pickled in a temporary file
     (memory stays flat)."""
-    planned = sum(spec.instances for spec in suite.tasks)
-    spill = suite.streamed or planned > IN_MEMORY_TASKS
-    return MadeOnce(lambda: (t for t in iter_instances(suite, seed) if keep(t)), spill=spill)
+    return MadeOnce(lambda: (t for t in iter_instances(suite, seed) if keep(t)), spill=spills(suite))
+
+
+def spills(suite: LoadedSuite) -> bool:
+    """Whether a run keeps the suite's tasks in a temporary file rather than in memory."""
+    return suite.streamed or sum(spec.instances for spec in suite.tasks) > IN_MEMORY_TASKS
 
 
 #: Suites of at most this many concrete tasks keep them in memory during a run; larger
