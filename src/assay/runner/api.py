@@ -149,7 +149,7 @@ async def run_async(
     else:
         source = str(suite.path or suite.name) if isinstance(suite, LoadedSuite) else str(suite)
         spec = make_spec(source, **fields)
-    with run_collector():  # the run's long-lived objects, frozen again once made (_execute)
+    with run_collector():  # the run's long-lived objects, frozen again when its trials start (_execute)
         resolved = resolve(spec, loaded)
         await check_models_of(resolved.spec)  # a missing key or a dead endpoint: fail now, store nothing
         cassette = _cassette(spec)  # a cassette that cannot be read: the same
