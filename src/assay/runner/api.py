@@ -89,8 +89,9 @@ def _context(info: RunInfo, spec: RunSpec, suite: LoadedSuite) -> RunContext:
 
 def _new_info(resolved: Resolved, store: Store) -> RunInfo:
     """A new run's identity and provenance. Its task list is left empty: it is filled
-    in with the run's rows, by :func:`_task_metas` in the store's writer thread, while
-    the first trials run (tasks named with ``--task`` are checked here, before them)."""
+    in with the run's rows, from :func:`_task_metas`, made in the store's writer thread
+    while the first trials run, or before them for a suite whose tasks are made first
+    (``Resolved.made_first``). Tasks named with ``--task`` are checked here, before them."""
     spec, suite = resolved.spec, resolved.suite
     if spec.task_ids:
         require_named(spec.task_ids, (t.id for t in resolved.tasks()), suite.name)
@@ -156,10 +157,7 @@ async def run_async(
         st = store if isinstance(store, Store) else Store(store if store is not None else spec.store)
         st.check_writable()  # a read-only or corrupt store is refused before anything is written
         info = _new_info(resolved, st)
-        # A suite kept on disk (JSONL files, more than 10,000 tasks) is read whole first:
-        # made in the writer thread, its task list would hold the first trials' results
-        # back for a second or more (25,000 tasks: 1.2 s) before they could be stored.
-        read_first = _task_metas(resolved) if resolved.spilled else None
+        read_first = _task_metas(resolved) if resolved.made_first else None  # templates, big suites
 
         def create() -> None:  # in the store's writer thread, while the first trials run
             metas = read_first if read_first is not None else _task_metas(resolved)
