@@ -172,8 +172,10 @@ class TrialWriter:
         """``jobs``; once the first ones have started (the loop's next turn after the first
         is taken), what :meth:`begin` handed over is made; once the last one is taken,
         :meth:`drain`."""
+        asked = False
         for job in jobs:
-            if not self._started.is_set() and self._loop is not None:
+            if not asked and self._loop is not None:
+                asked = True  # the loop's next turn comes after the first trials' first steps
                 self._loop.call_soon_threadsafe(self._started.set)
             yield job
         self._started.set()
