@@ -117,15 +117,21 @@ def test_a_failed_write_stops_the_producer() -> None:
         writer.close()
 
 
-@pytest.mark.parametrize("spill", [False, True])
-def test_tasks_are_made_once_and_read_again_in_order(spill: bool) -> None:
-    made = []
+def counted_tasks(n: int, made: list[int]):
+    """A task source making ``n`` tasks, each noted in ``made`` as it is made."""
 
     def parse():
-        for i in range(50):
+        for i in range(n):
             made.append(i)
             yield assay.core.task.Task(id=f"t{i}")
 
+    return parse
+
+
+@pytest.mark.parametrize("spill", [False, True])
+def test_tasks_are_made_once_and_read_again_in_order(spill: bool) -> None:
+    made: list[int] = []
+    parse = counted_tasks(50, made)
     source = MadeOnce(parse, spill=spill)
     first = [t.id for t in source()]
     assert [t.id for t in source()] == first == [t.id for t in source()] == [f"t{i}" for i in range(50)]
@@ -145,14 +151,8 @@ def test_tasks_are_made_once_and_read_again_in_order(spill: bool) -> None:
 def test_two_threads_share_one_making_of_the_tasks(spill: bool) -> None:
     """The event loop takes the first trials' tasks while the store's writer thread
     takes every task's metadata: each task is made once, each pass sees them all in order."""
-    made = []
-
-    def parse():
-        for i in range(2000):
-            made.append(i)
-            yield assay.core.task.Task(id=f"t{i}")
-
-    source = MadeOnce(parse, spill=spill)
+    made: list[int] = []
+    source = MadeOnce(counted_tasks(2000, made), spill=spill)
     seen: dict[str, list[str]] = {}
 
     def take(name: str) -> None:
