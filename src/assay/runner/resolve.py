@@ -177,12 +177,13 @@ class MadeOnce:
     flat however many tasks a suite has.
 
     A pass reads the tasks made so far and makes the next one itself when it gets there
-    first. A run's first trials start while its tasks are still being made, and two
-    passes run at once in two threads (the event loop taking the trials' tasks, the
-    store's writer thread taking every task's metadata for the run's rows), so the
-    making is locked: it happens once, in suite order, whichever pass does it. A pass
-    given up half-way leaves what it made for the next. An error while making a task (a
-    template that fails) is raised to every pass that reaches it."""
+    first. A run's first trials may start while its tasks are still being made (copies
+    of a task, see :func:`made_first`), and then two passes run at once in two threads
+    (the event loop taking the trials' tasks, the store's writer thread taking every
+    task's metadata for the run's rows), so the making is locked: it happens once, in
+    suite order, whichever pass does it. A pass given up half-way leaves what it made
+    for the next. An error while making a task is raised to every pass that reaches it.
+    The temporary file goes with the object."""
 
     def __init__(self, make: TaskSource, spill: bool = False):
         self._make = make
@@ -248,11 +249,6 @@ class MadeOnce:
         data = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
         os.pwrite(self._file.fileno(), data, self._offsets[-1])  # passes read with pread: no shared position
         self._offsets.append(self._offsets[-1] + len(data))
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
 
 
 def _model_of(spec: str) -> str | None:

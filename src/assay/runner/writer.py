@@ -133,11 +133,6 @@ class TrialWriter:
 
         self._created = self._pool.submit(once_started)
 
-    @property
-    def created(self) -> Future[None] | None:
-        """What :meth:`begin` handed to the thread (None: nothing)."""
-        return self._created
-
     def settle(self) -> None:
         """Wait for what :meth:`begin` handed to the thread, whatever its end."""
         self._started.set()
