@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.envs.sandbox import Sandbox, SandboxLimits, SandboxUnavailable, runner
+from assay.envs.sandbox import Sandbox, SandboxLimits, SandboxUnavailable, bwrap, runner
 from assay.envs.sandbox.bwrap import find_bwrap, probe, python_roots
 from assay.errors import HarnessError
 
@@ -194,6 +194,29 @@ def test_a_sandbox_that_cannot_start_is_a_harness_error(ws: Path, tmp_path: Path
     sandbox._bwrap = str(fake)
     with pytest.raises(SandboxUnavailable, match="cannot create a sandbox here"):
         sandbox.run(py("print(1)"), ws)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as root the sandbox drops to an unprivileged uid")
+def test_a_python_others_cannot_read_is_told_not_blamed_on_the_code(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A virtual environment made in ``mktemp -d`` (mode 0700): the sandbox's unprivileged
+    user could not start Python, and every test of the agent's code failed as if the
+    code were wrong. The sandbox is unavailable instead, saying why, in one sentence."""
+    closed = tmp_path / "venv"
+    closed.mkdir(mode=0o700)
+    monkeypatch.setattr(bwrap, "python_roots", lambda: [str(closed)])
+    bwrap.probe.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailable) as caught:
+            Sandbox(FAST, unsafe=False).run(py("print(1)"), ws)
+    finally:
+        bwrap.probe.cache_clear()
+    message = str(caught.value)
+    assert f"cannot enter {closed} (mode 700)" in message and f"chmod o+rx {closed}" in message
+    assert "apt-get" not in message and "\n" not in message
+    closed.chmod(0o755)
+    assert bwrap.closed_python_root() is None
 
 
 def _processes_running(needle: str) -> list[int]:

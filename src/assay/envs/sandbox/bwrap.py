@@ -48,6 +48,16 @@ def python_roots() -> list[str]:
     return sorted(r for r in roots if r and Path(r).is_dir())
 
 
+def closed_python_root() -> str | None:
+    """A folder of the interpreter (:func:`python_roots`) that other users may not enter
+    (``mktemp -d`` makes them mode 0700). It is bound into the sandbox as it is, and as
+    root the sandboxed command runs as an unprivileged uid: it could not start Python."""
+    for root in python_roots():
+        if os.stat(os.path.realpath(root)).st_mode & 0o005 != 0o005:
+            return root
+    return None
+
+
 def _etc_paths() -> list[str]:
     found = [f"/etc/{name}" for name in ETC_ENTRIES if os.path.lexists(f"/etc/{name}")]
     found += sorted(str(p) for p in Path("/etc").glob("python3*"))
@@ -155,6 +165,13 @@ def probe(bwrap: str | None, drop_user: bool) -> str | None:
     if proc.returncode != 0:
         reason = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
         return f"bubblewrap cannot create a sandbox here ({reason})"
+    closed = None if drop_user else closed_python_root()
+    if closed is not None:
+        mode = oct(os.stat(os.path.realpath(closed)).st_mode & 0o777)[2:]
+        return (
+            f"the sandbox's unprivileged user cannot enter {closed} (mode {mode}), where this Python "
+            f"is installed (chmod o+rx {closed}, or use a Python environment others can read)"
+        )
     return None
 
 

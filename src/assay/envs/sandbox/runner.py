@@ -161,9 +161,10 @@ class Sandbox:
                 log.warning("%s: running untrusted code WITHOUT a sandbox (%s=1)", problem, UNSAFE_ENV)
                 _warned = True
             return "unsafe"
+        fix = "install it (apt-get install bubblewrap)" if self._bwrap is None else "fix that"
         raise SandboxUnavailable(
-            f"{problem}, and assay refuses to run untrusted code without a sandbox: install it "
-            f"(apt-get install bubblewrap) or opt in with --unsafe-no-sandbox ({UNSAFE_ENV}=1)"
+            f"{problem}, and assay refuses to run untrusted code without a sandbox: {fix} "
+            f"or opt in with --unsafe-no-sandbox ({UNSAFE_ENV}=1)"
         )
 
     def check(self) -> Mode:
