@@ -1,15 +1,19 @@
-"""Opening a store: a new SQLite file is made from DDL compiled once per process, a
-store that has every table and index is not asked for each again, and one missing an
-index (made before it existed) gains it."""
+"""Opening a store: a new SQLite file is written whole from an image built once per
+process (the same tables, indexes and version the DDL makes), a store that has every
+table and index is not asked for each again, and one missing an index (made before it
+existed) gains it."""
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import create_engine
 
-from assay.store import Store, schema
+from assay.store import Store, migrations, schema
 
 
 def _objects(engine: Any) -> list[tuple[Any, ...]]:
@@ -36,3 +40,62 @@ def test_a_store_missing_an_index_gains_it_on_open(tmp_path: Path) -> None:
     names = {name for _, name, _, _ in _objects(reopened.engine)}
     assert "ix_trial_metrics_by_name" in names
     assert names >= schema.OBJECT_NAMES
+
+
+def _state(store: Store) -> tuple[Any, ...]:
+    with store.engine.connect() as conn:
+        return (
+            conn.exec_driver_sql("PRAGMA journal_mode").scalar(),
+            conn.exec_driver_sql("PRAGMA integrity_check").scalar(),
+            conn.exec_driver_sql("SELECT key, value FROM assay_meta").all(),
+        )
+
+
+def test_a_store_written_from_the_image_is_the_store_the_statements_make(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    imaged = Store(str(tmp_path / "imaged.db"))
+    with monkeypatch.context() as m:
+        m.setattr(migrations, "make_sqlite_file", lambda path: False)  # the statements' way
+        built = Store(str(tmp_path / "built.db"))
+    assert _objects(imaged.engine) == _objects(built.engine)
+    assert _state(imaged) == _state(built) == ("wal", "ok", [("schema_version", str(schema.SCHEMA_VERSION))])
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "imaged.db").stat().st_mode & 0o777 == 0o644 & ~umask  # as SQLite makes it
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".new")) == []  # no leftovers
+
+
+def test_the_image_never_replaces_a_file_or_lands_beside_a_log(tmp_path: Path) -> None:
+    there = tmp_path / "there.db"
+    there.write_bytes(b"not a database")
+    assert migrations.make_sqlite_file(there) is False
+    assert there.read_bytes() == b"not a database"
+    logged = tmp_path / "logged.db"
+    (tmp_path / "logged.db-wal").write_bytes(b"")  # a log without its file: SQLite's to handle
+    assert migrations.make_sqlite_file(logged) is False
+    assert not logged.exists()
+
+
+def test_threads_opening_one_new_store_at_once_all_get_it_whole(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    start = threading.Barrier(8)
+    opened: list[Store] = []
+    failed: list[BaseException] = []
+
+    def open_it() -> None:
+        start.wait()
+        try:
+            opened.append(Store(str(path)))
+        except BaseException as exc:  # reported below
+            failed.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failed == [] and len(opened) == 8
+    for store in opened:
+        assert _state(store) == ("wal", "ok", [("schema_version", str(schema.SCHEMA_VERSION))])
+    assert {name for _, name, _, _ in _objects(opened[0].engine)} >= schema.OBJECT_NAMES

@@ -4,7 +4,12 @@ per-task sums)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sqlite3
+import threading
 import time
+from pathlib import Path
 
 from sqlalchemy import Engine, delete, insert, inspect, select
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
@@ -81,6 +86,61 @@ def create_schema(engine: Engine) -> None:
             ):
                 raise
             time.sleep(0.05 * (attempt + 1))
+
+
+_image: bytes | None = None
+_image_lock = threading.Lock()
+
+
+def new_sqlite_image() -> bytes:
+    """The bytes of a new SQLite store: every table and index and the schema version,
+    built once per process in memory (``sqlite3`` ``serialize``) and marked for
+    write-ahead logging (file format 2). Writing them costs about 1 ms; running the
+    same statements into a new file cost 4-8 ms, paid by every new store."""
+    global _image
+    with _image_lock:
+        if _image is None:
+            conn = sqlite3.connect(":memory:")
+            try:
+                for statement in schema.sqlite_ddl():
+                    conn.execute(statement)
+                conn.execute(
+                    f"INSERT INTO {schema.meta_table.name} (key, value) VALUES ('schema_version', ?)",
+                    (str(schema.SCHEMA_VERSION),),
+                )
+                conn.commit()
+                image = bytearray(conn.serialize())
+            finally:
+                conn.close()
+            image[18] = image[19] = 2  # the header's read and write versions: write-ahead log
+            _image = bytes(image)
+        return _image
+
+
+def make_sqlite_file(path: Path) -> bool:
+    """Create the SQLite store ``path`` whole, from :func:`new_sqlite_image`, or do
+    nothing and return False: the file (or a write-ahead log of an earlier one) is
+    already there, or it could not be written here (the caller then opens the path
+    the usual way, which creates the schema or says what is wrong). The image is
+    written beside the path and linked to it, so another process opening the same new
+    store at once finds either no file or a whole one, and neither overwrites the other."""
+    if path.exists() or path.with_name(path.name + "-wal").exists():
+        return False
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.new")
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)  # SQLite's own mode
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(new_sqlite_image())
+        os.link(partial, path)  # fails if the path appeared meanwhile
+        return True
+    except OSError:  # taken by another process, no hard links here, the disk is full...
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
 
 
 def migrate(engine: Engine, found: int | None) -> None:

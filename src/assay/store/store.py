@@ -69,6 +69,7 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
             if self.read_only:  # SQLite reads it without creating journal files
                 immutable = "&immutable=1" if not os.access(self.path.parent, os.W_OK) else ""
                 url = f"sqlite:///file:{self.path.resolve()}?mode=ro{immutable}&uri=true"
+        made = self.path is not None and not self.read_only and migrations.make_sqlite_file(self.path)
         if self.path is not None:
             problem = header_problem(self.path, timeout, read_only=self.read_only is not None)
             if problem is not None:
@@ -83,9 +84,9 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
         install_faults(self.engine, self.url)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas(int(timeout * 1000), not self.read_only))
-        self._checked = False
-        found = self._retry_locked(self._check_version, timeout)
-        if not self.read_only:
+        self._checked = made  # made here whole: nothing to check, create or migrate
+        found = schema.SCHEMA_VERSION if made else self._retry_locked(self._check_version, timeout)
+        if not self.read_only and not made:
             self._retry_locked(self._create_schema, timeout)
             found = schema.SCHEMA_VERSION
         self.summed = found is not None and found >= 3
