@@ -71,10 +71,11 @@ def test_the_image_never_replaces_a_file_or_lands_beside_a_log(tmp_path: Path) -
     there.write_bytes(b"not a database")
     assert migrations.make_sqlite_file(there) is False
     assert there.read_bytes() == b"not a database"
-    logged = tmp_path / "logged.db"
-    (tmp_path / "logged.db-wal").write_bytes(b"")  # a log without its file: SQLite's to handle
-    assert migrations.make_sqlite_file(logged) is False
-    assert not logged.exists()
+    for end in ("-wal", "-journal"):
+        logged = tmp_path / f"logged{end}.db"
+        (tmp_path / f"logged{end}.db{end}").write_bytes(b"")  # a log without its file: SQLite's to handle
+        assert migrations.make_sqlite_file(logged) is False
+        assert not logged.exists()
 
 
 def test_threads_opening_one_new_store_at_once_all_get_it_whole(tmp_path: Path) -> None:

@@ -119,12 +119,13 @@ def new_sqlite_image() -> bytes:
 
 def make_sqlite_file(path: Path) -> bool:
     """Create the SQLite store ``path`` whole, from :func:`new_sqlite_image`, or do
-    nothing and return False: the file (or a write-ahead log of an earlier one) is
-    already there, or it could not be written here (the caller then opens the path
+    nothing and return False: the file (or a journal or write-ahead log of an earlier
+    one) is already there, or it could not be written here (the caller then opens the path
     the usual way, which creates the schema or says what is wrong). The image is
     written beside the path and linked to it, so another process opening the same new
     store at once finds either no file or a whole one, and neither overwrites the other."""
-    if path.exists() or path.with_name(path.name + "-wal").exists():
+    logs = [path.with_name(path.name + end) for end in ("-wal", "-journal")]
+    if path.exists() or any(log.exists() for log in logs):
         return False
     partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.new")
     try:
