@@ -164,10 +164,23 @@ def inspect_overhead(n: int) -> dict[str, Any] | str:
 
 
 # --- concurrency --------------------------------------------------------------------------
+async def _bare_waits(n: int, latency: float, c: int) -> None:
+    """The runs' waits with no harness at all: ``c`` asyncio tasks each sleeping
+    ``latency`` seconds n/c times (what asyncio's timers alone cost against the ideal)."""
+
+    async def worker() -> None:
+        for _ in range(n // c):
+            await asyncio.sleep(latency)
+
+    await asyncio.gather(*(worker() for _ in range(c)))
+
+
 def concurrency(n: int, latency: float, c: int, tmp: Path, k: int, runs: int) -> dict[str, Any]:
     """``runs`` runs of n trials (n/k tasks x k trials) of an agent answering after
     ``latency`` seconds, ``c`` at a time; each against the ideal n * latency / c, after
-    one small run that warms the process up."""
+    one small run that warms the process up. Before each run, the same waits with no
+    harness (:func:`_bare_waits`), against the same ideal: the floor asyncio's timers
+    set in the same minute (they wake up to a millisecond late)."""
     import assay
 
     SleepyAgent.latency = latency
@@ -176,8 +189,11 @@ def concurrency(n: int, latency: float, c: int, tmp: Path, k: int, runs: int) ->
     assay.run(_suite(tmp, 10), agent="python:harness:SleepyAgent", store=str(tmp / "conc-warm.db"))
     suite = assay.load_suite(_suite(tmp, n // k))
     ideal = n * latency / c
-    ratios, phases = [], []
+    ratios, phases, floors = [], [], []
     for i in range(runs):
+        start = time.perf_counter()
+        asyncio.run(_bare_waits(n, latency, c))
+        floors.append((time.perf_counter() - start) / ideal)
         marks: dict[str, float] = {}
 
         def written(result: object, done: int, total: int, marks: dict[str, float] = marks) -> None:
@@ -207,6 +223,8 @@ def concurrency(n: int, latency: float, c: int, tmp: Path, k: int, runs: int) ->
         "ratio_to_ideal_each_run": [round(r, 3) for r in ratios],
         "ratio_to_ideal": _spread(ratios),
         "trials_phase_ratio": _spread(phases),
+        "bare_asyncio_ratio_each_run": [round(r, 3) for r in floors],
+        "bare_asyncio_ratio": _spread(floors),
     }
 
 

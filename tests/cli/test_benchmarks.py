@@ -45,6 +45,9 @@ def test_harness_benchmarks_run_at_small_size(tmp_path: Path) -> None:
         assert run["ratio_to_ideal"]["median"] >= 1.0  # nothing beats the ideal
         # the agent sleeps the small size's 10 ms, not the full size's 50 ms (5x the ideal)
         assert 1.0 <= run["trials_phase_ratio"]["median"] < 3.0
+        # the same waits with no harness, measured beside each run: never under the ideal
+        assert len(run["bare_asyncio_ratio_each_run"]) == 1
+        assert 1.0 <= run["bare_asyncio_ratio"]["median"] <= run["ratio_to_ideal"]["median"] + 0.5
     multiturn = report["multiturn"]
     assert multiturn["trials"] == 52  # retail's tasks outside its holdout
     assert multiturn["in_process_trials_per_s"]["median"] > 0
