@@ -114,6 +114,38 @@ def test_relative_rubrics_are_found_in_the_suite_folder(tmp_path: Path, monkeypa
     assert load_rubric("rubrics/m.yaml", task).name == "user-memory"
 
 
+@pytest.mark.parametrize("ref", ["../outside.yaml", "ABSOLUTE", "rubrics/link.yaml"])
+def test_a_suite_rubric_outside_its_folder_is_refused(tmp_path: Path, ref: str) -> None:
+    """The suite's hash covers its folder only: a rubric read from elsewhere could change
+    and leave the hash (and every comparison that trusts it) the same."""
+    suite = tmp_path / "suite"
+    (suite / "rubrics").mkdir(parents=True)
+    outside = tmp_path / "outside.yaml"
+    outside.write_text(MEMORY.read_text())
+    (suite / "rubrics" / "link.yaml").symlink_to(outside)
+    ref = str(outside) if ref == "ABSOLUTE" else ref
+    task = Task(id="t", metadata={"suite_dir": str(suite)})
+    problems = check_grader_spec(GraderSpec.model_validate({"judge": ref}), DOMAIN, task)
+    assert problems and problems[0][0] == ("rubric",)
+    assert f"is outside the suite folder {suite} (the suite's hash would not cover it)" in problems[0][1]
+    with pytest.raises(GraderFileError, match="outside the suite folder"):
+        load_rubric(ref, task)
+
+
+def test_shipped_rubrics_and_tasks_without_a_suite_folder(tmp_path: Path, monkeypatch) -> None:
+    """assay's own rubrics (versioned with assay) may be named from any suite; a task
+    built in code (no suite folder) reads relative paths from the working directory."""
+    from assay.graders.rag_generation import FAITHFULNESS_RUBRIC
+
+    in_suite = Task(id="t", metadata={"suite_dir": str(tmp_path)})
+    assert load_rubric(str(FAITHFULNESS_RUBRIC), in_suite).name
+    (tmp_path / "here.yaml").write_text(MEMORY.read_text())
+    monkeypatch.chdir(tmp_path)
+    assert load_rubric("here.yaml", Task(id="t")).name == "user-memory"
+    with pytest.raises(GraderFileError, match="file not found"):
+        load_rubric("here.yaml", Task(id="t", metadata={"suite_dir": str(tmp_path / "elsewhere")}))
+
+
 async def test_retail_judges_are_non_gating_and_skipped_without_a_judge_model() -> None:
     suite = load_suite("retail")  # `assay validate retail` loads the rubric from the suite folder
     judged = [t for t in instantiate(suite, 0) if any(g.kind == "judge" for g in t.graders)]

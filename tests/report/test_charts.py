@@ -96,3 +96,17 @@ def test_histograms_of_equal_bins_over_a_range_are_those_of_the_edges(lo: float,
     counts, got = np.histogram(values, bins=40, range=(float(edges[0]), float(edges[-1])))
     expected_counts, expected = np.histogram(values, bins=list(edges))
     assert got.tolist() == expected.tolist() and counts.tolist() == expected_counts.tolist()
+
+
+def test_labels_with_dollar_signs_are_text_not_math() -> None:
+    """A run stored under an id like ``r$\\q$`` (older stores had no rule for run ids)
+    is a label, not a formula: matplotlib parsed it as math and the report failed."""
+    label = "r$\\q$"
+    rng = np.random.default_rng(1)
+    svgs = [
+        charts.passk_curves({label: _curves(0.0), "b": _curves(0.1)}),
+        charts.distribution({label: rng.lognormal(2, 0.5, 50), "b": rng.lognormal(2, 0.5, 50)}, "s", {}),
+        charts.bars({label: {"timeout": 2}, "b": {"timeout": 1}}, "failure categories"),
+        charts.loss_distributions({label: rng.exponential(0.3, 50), "b": rng.exponential(0.3, 50)}),
+    ]
+    assert all(">r$\\q$</text>" in svg for svg in svgs)

@@ -270,6 +270,67 @@ def test_instances_are_bounded(tmp_path: Path) -> None:
     assert time.monotonic() - started < 5
 
 
+def test_trials_are_bounded_as_on_the_command_line(tmp_path: Path) -> None:
+    """``-k`` stops at 10,000; the suite's default did not, and the run then failed."""
+    header = suite_yaml().replace("  trials: 1\n", "  trials: 99999999999999999999\n")
+    problems_at(
+        tmp_path,
+        "suite.yaml:7: defaults.trials: Input should be less than or equal to 10000",
+        suite_DOT_yaml=header,
+    )
+
+
+@pytest.mark.parametrize(
+    ("grader", "expected"),
+    [
+        (
+            '{text: {regex: "(["}}',
+            "text: regex '([' is not a valid regular expression: unterminated character set",
+        ),
+        ("{text: {numeric: .nan}}", "text: numeric must be a finite number, not nan"),
+        ("{text: {numeric: 3, tolerance: .inf}}", "text: tolerance must be a finite number, not inf"),
+        ("{text: {numeric: 3, tolerance: -1}}", "text: tolerance must be 0 or more, not -1.0"),
+    ],
+)
+def test_text_grader_parameters_are_checked(tmp_path: Path, grader: str, expected: str) -> None:
+    task = f"  - {{id: g, user: {{opening: hi}}, graders: [{grader}]}}\n"
+    problems_at(tmp_path, f"tasks[0].graders[0].{expected}", suite_DOT_yaml=suite_yaml(extra_tasks=task))
+
+
+def test_time_zones_must_exist(tmp_path: Path) -> None:
+    """Agents are told the task's time zone: a misspelt one was passed on silently."""
+    from zoneinfo import available_timezones
+
+    assert available_timezones(), "this machine has no time zone database (Debian: tzdata)"
+    header = suite_yaml().replace("America/New_York", "Mars/Olympus")
+    problems_at(
+        tmp_path, "suite.yaml:11: defaults.timezone: unknown time zone 'Mars/Olympus'", suite_DOT_yaml=header
+    )
+    task = "  - {id: g, template: refund_in_window, timezone: Europe/Pari}\n"
+    problems_at(
+        tmp_path,
+        "tasks[0].timezone: unknown time zone 'Europe/Pari'",
+        suite_DOT_yaml=suite_yaml(extra_tasks=task),
+    )
+    task = "  - {id: g, template: refund_in_window, timezone: Asia/Ho_Chi_Minh}\n"
+    code, output = validate(suite_with(tmp_path / "ok", suite_DOT_yaml=suite_yaml(extra_tasks=task)))
+    assert code == 0, output
+
+
+@pytest.mark.parametrize("name", ["a.json", "a.jsonl"])
+def test_an_integer_too_long_to_read_is_a_problem(tmp_path: Path, name: str) -> None:
+    """Python converts at most 4,300 digits: ``json.loads`` raised a plain ValueError."""
+    text = '{"id": "big", "user": {"opening": "hi"}, "initial_state": {"seed": %s}}\n' % ("9" * 5000)
+    header = suite_yaml().replace("task_files: [tasks/*.yaml]", f"task_files: [tasks/*.yaml, tasks/{name}]")
+    line = ":1" if name.endswith("l") else ""
+    problems_at(
+        tmp_path,
+        f"{name}{line}: invalid JSON: Exceeds the limit (4300 digits) for integer string conversion",
+        suite_DOT_yaml=header,
+        **{f"tasks__{name.replace('.', '_DOT_')}": text},
+    )
+
+
 def test_file_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import assay.core.sources as sources
 

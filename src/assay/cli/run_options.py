@@ -126,7 +126,7 @@ RUN_OPTIONS: list[tuple[str, Any, tuple[str, ...], str]] = [
         ("--store",),
         "Store path or SQLAlchemy URL (default $ASSAY_STORE, .assay/assay.db).",
     ),
-    ("run_id", str | None, ("--run-id",), "Name the run (default: generated)."),
+    ("run_id", str | None, ("--run-id",), "Name the run: letters, digits, _ . : - (default: generated)."),
     (
         "otel_endpoint",
         str | None,

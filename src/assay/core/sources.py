@@ -239,6 +239,14 @@ class ProblemError(Exception):
         super().__init__("; ".join(map(str, problems)))
 
 
+def inside(root: Path, path: Path) -> bool:
+    """Whether ``path`` (symbolic links resolved) is inside the folder ``root``."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError, ValueError):  # a link loop, a NUL byte
+        return False
+
+
 def iter_documents(path: Path, display: str) -> Iterator[tuple[Any, Located]]:
     """Yield ``(data, located)`` for each document of a task file.
 
@@ -264,8 +272,16 @@ def iter_documents(path: Path, display: str) -> Iterator[tuple[Any, Located]]:
             raise ProblemError(
                 [Problem(display, None, "", f"values nest deeper than {MAX_DEPTH} levels")]
             ) from None
+        except ValueError as exc:  # a number too long to convert
+            raise ProblemError([Problem(display, None, "", _json_value_problem(exc))]) from None
     data, located = parse_yaml(text, display)
     yield data, located
+
+
+def _json_value_problem(exc: ValueError) -> str:
+    """What :func:`json.loads` refused that is not a syntax error: an integer longer than
+    Python converts (4,300 digits) is the one case."""
+    return f"invalid JSON: {str(exc).split(';')[0]}"
 
 
 #: Tags of tagged unions in assay's models: pydantic puts them in error locations, the
@@ -300,6 +316,8 @@ def _jsonl_documents(path: Path, display: str) -> Iterator[tuple[Any, Located]]:
                 raise ProblemError(
                     [Problem(display, number, "", f"values nest deeper than {MAX_DEPTH} levels")]
                 ) from None
+            except ValueError as exc:  # a number too long to convert
+                raise ProblemError([Problem(display, number, "", _json_value_problem(exc))]) from None
             check_text(value, display, number)
             yield value, located
 

@@ -10,6 +10,7 @@ cassettes, the store) says how the run is carried out.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -17,6 +18,21 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .secrets import MASK, mask_options, secret_values
 
 SPEC_SCHEMA = "assay.run-spec/1"
+#: Run ids: a letter, digit or underscore, then letters, digits and ``_ . : -``; at most
+#: 128 characters (the store's column). They are printed, stored and used in URLs.
+SAFE_RUN_ID = re.compile(r"\w[\w.:-]{0,127}")
+
+
+def run_id_problem(run_id: str) -> str | None:
+    """Why ``run_id`` cannot name a new run (None: it can)."""
+    if SAFE_RUN_ID.fullmatch(run_id):
+        return None
+    return (
+        f"run id {run_id[:140]!r}: use letters, digits and _ . : - (starting with a letter, "
+        "digit or _), at most 128 characters"
+    )
+
+
 #: What a stored spec holds in place of a credential's value.
 REDACTED = MASK
 
@@ -111,6 +127,14 @@ class RunSpec(_Strict):
     """Export each trial as an OpenTelemetry trace to this OTLP/HTTP endpoint as the run
     goes (e.g. Arize Phoenix at ``http://127.0.0.1:6006``; redacted; docs/traces.md)."""
     decide: DecideSpec | None = None
+
+    @field_validator("run_id")
+    @classmethod
+    def _safe_run_id(cls, value: str | None) -> str | None:
+        problem = None if value is None else run_id_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
     @field_validator("limits")
     @classmethod

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from functools import lru_cache
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Discriminator,
@@ -27,6 +30,29 @@ SPLITS: tuple[str, ...] = ("regression", "capability", "holdout")
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+@lru_cache(maxsize=256)
+def _timezone(name: str) -> str:
+    """``name`` if it is an IANA time zone (``Europe/Paris``, ``UTC``): agents are told
+    the task's zone, and a misspelt one would be passed on without a word. Where the
+    system has no time zone database, only ``UTC`` can be checked, and others are taken."""
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        if name == "UTC" or not _have_zone_database():
+            return name
+        message = f"unknown time zone {name!r}; use an IANA name such as UTC or Europe/Paris"
+        raise ValueError(message) from None
+    return name
+
+
+@lru_cache(maxsize=1)
+def _have_zone_database() -> bool:
+    return bool(available_timezones())
+
+
+TimezoneName = Annotated[str, AfterValidator(_timezone)]
 
 
 class Limits(_Strict):
@@ -221,7 +247,7 @@ class Task(_Strict):
     difficulty: int = Field(1, ge=1, le=3)
     limits: dict[str, Any] | None = None
     as_of: datetime | None = None
-    timezone: str | None = None
+    timezone: TimezoneName | None = None
     initial_state: InitialState = Field(default_factory=InitialState)
     user: UserScenario = Field(default_factory=UserScenario)
     graders: list[GraderSpec] = Field(default_factory=list)
@@ -302,13 +328,13 @@ class Task(_Strict):
 
 
 class SuiteDefaults(_Strict):
-    trials: int = Field(4, ge=1)
+    trials: int = Field(4, ge=1, le=10_000)  # as --trials
     agent: str | None = None
     """The agent a run uses when none is given (e.g. the domain's reference agent)."""
     user: str = "scripted"
     limits: Limits = Field(default_factory=Limits)
     as_of: datetime | None = None
-    timezone: str = "UTC"
+    timezone: TimezoneName = "UTC"
     data_seed: int = 0
     first_speaker: Speaker = "user"
     greeting: str | None = None

@@ -1,8 +1,13 @@
 """Files graders read (rubrics, JSON Schemas): where a relative path is looked up, and
 how they are parsed (errors say ``file:line: field``).
 
-A relative path in a grader's parameters is looked up, in order, in the suite's folder
-(every loaded task records it as ``metadata.suite_dir``) and in the working directory.
+A relative path in a grader's parameters is looked up in the suite's folder (every
+loaded task records it as ``metadata.suite_dir``). A file outside that folder (``..``, an
+absolute path, a link out) is refused, as task files are: the suite's hash covers only
+what is in its folder, and a rubric changed elsewhere would leave it the same. The files
+assay ships (the default faithfulness rubric) are the exception: assay's version is part
+of every run's provenance. A task that comes from no suite folder (built in code) looks
+in the working directory.
 """
 
 from __future__ import annotations
@@ -10,9 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..core.sources import Located, ProblemError, parse_yaml, read_text
+from ..core.sources import Located, ProblemError, inside, parse_yaml, read_text
 from ..core.task import Task
 from ..errors import AssayError, Problem
+
+#: Files shipped with assay (versioned with it): graders may name them from any suite.
+SHIPPED = Path(__file__).resolve().parents[1]
 
 
 class GraderFileError(AssayError):
@@ -24,24 +32,34 @@ class GraderFileError(AssayError):
 
 
 def search_dirs(task: Task | None = None) -> list[Path]:
-    """Folders a relative grader file is looked up in, in order."""
+    """The folder a relative grader file is looked up in: the task's suite folder, else
+    the working directory."""
     suite_dir = (task.metadata.get("suite_dir") if task is not None else None) or None
-    return [*([Path(str(suite_dir))] if suite_dir else []), Path.cwd()]
+    return [Path(str(suite_dir))] if suite_dir else [Path.cwd()]
 
 
 def resolve_file(ref: str, task: Task | None = None) -> Path:
-    """The file ``ref`` names; GraderFileError listing where it was looked for."""
+    """The file ``ref`` names; GraderFileError saying where it was looked for, or that
+    it lies outside the task's suite folder."""
     path = Path(ref).expanduser()
-    if path.is_absolute():
-        if path.is_file():
-            return path
-        raise GraderFileError([Problem(ref, None, "", "file does not exist")])
-    dirs = search_dirs(task)
-    for folder in dirs:
-        if (folder / path).is_file():
-            return folder / path
-    looked = ", ".join(str(d) for d in dirs)
-    raise GraderFileError([Problem(ref, None, "", f"file not found (looked in {looked})")])
+    (folder,) = search_dirs(task)
+    found = path if path.is_absolute() else folder / path
+    from_suite = task is not None and bool(task.metadata.get("suite_dir"))
+    if from_suite and not inside(folder, found) and not inside(SHIPPED, found):
+        raise GraderFileError(
+            [
+                Problem(
+                    ref,
+                    None,
+                    "",
+                    f"is outside the suite folder {folder} (the suite's hash would not cover it); copy it in",
+                )
+            ]
+        )
+    if found.is_file():
+        return found
+    where = "file does not exist" if path.is_absolute() else f"file not found (looked in {folder})"
+    raise GraderFileError([Problem(ref, None, "", where)])
 
 
 def read_located(path: Path, file: str) -> tuple[Any, Located]:

@@ -3,6 +3,7 @@ number within a tolerance."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Literal
 
@@ -33,7 +34,16 @@ class TextParams(Params):
         if len(chosen) > 1:
             raise ValueError(f"choose one of exact, contains, regex, numeric (got {', '.join(chosen)})")
         if self.regex is not None:
-            re.compile(self.regex)
+            try:
+                re.compile(self.regex)
+            except re.error as exc:  # not a ValueError: pydantic would let it through
+                raise ValueError(f"regex {self.regex!r} is not a valid regular expression: {exc}") from None
+        for name in ("numeric", "tolerance"):
+            value = getattr(self, name)
+            if value is not None and not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, not {value}")
+        if self.tolerance < 0:
+            raise ValueError(f"tolerance must be 0 or more, not {self.tolerance}")
         return self
 
 

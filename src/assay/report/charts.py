@@ -41,6 +41,7 @@ def _figure(width: float, height: float) -> Figure:
         {
             "svg.fonttype": "none",
             "svg.hashsalt": "assay",
+            "text.parse_math": False,  # run ids and labels are text: "$x$" is not math
             "font.family": "sans-serif",
             "font.size": 9,
             "axes.edgecolor": GRID,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import re
 import subprocess
 import uuid
 from datetime import datetime, timezone
@@ -39,5 +40,10 @@ def _versions() -> dict[str, str]:  # read from the installed packages' metadata
 
 
 def new_run_id(suite_name: str) -> str:
+    """``{suite}-{UTC time}-{6 hex digits}``; a suite name's characters that a run id
+    may not hold (:data:`assay.core.spec.SAFE_RUN_ID`) become ``_``, and it is cut to fit."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return f"{suite_name}-{stamp}-{uuid.uuid4().hex[:6]}"
+    name = re.sub(r"[^\w.:-]", "_", suite_name)[:100] or "run"
+    if not re.match(r"\w", name):
+        name = f"_{name}"[:100]
+    return f"{name}-{stamp}-{uuid.uuid4().hex[:6]}"

@@ -64,14 +64,6 @@ def _is(path: Path, test: str) -> bool:
         return False
 
 
-def inside(root: Path, path: Path) -> bool:
-    """Whether ``path`` (symbolic links resolved) is inside the folder ``root``."""
-    try:
-        return path.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError, ValueError):  # a link loop, a NUL byte
-        return False
-
-
 #: What a suite is made of; anything else in its folder (stores, reports) is not hashed
 #: (files its own domain names are hashed whatever their suffix).
 SUITE_FILE_SUFFIXES = {".yaml", ".yml", ".json", ".jsonl", ".toml", ".py", ".md", ".txt"}

@@ -17,6 +17,7 @@ from ..core.sources import (
     Located,
     PathKey,
     ProblemError,
+    inside,
     iter_documents,
     parse_yaml,
     read_text,
@@ -27,7 +28,7 @@ from ..envs.local import LocalDomainRef, SuiteDomainError, load_local_domain
 from ..envs.registry import DOMAINS, get_domain
 from ..errors import Problem, SuiteError
 from .checks import SEED_RANGE, _check_task, task_problem
-from .files import _hash_content, _hash_files, _is, _task_entries, _task_files, inside
+from .files import _hash_content, _hash_files, _is, _task_entries, _task_files
 from .loaded import LoadedSuite
 from .templates import TemplateFn, collect_templates, load_module
 
