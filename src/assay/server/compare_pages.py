@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse
 from ..errors import AssayError
 from ..report.comparison import compare_view
 from ..report.transcript_view import Step, TranscriptView, transcript_view
+from ..runner.stored import pick_trial
 from .app import render
 from .data import LoadedRun, RunCache, page
 from .holdout import looked
@@ -108,6 +109,8 @@ def compare_task_page(
     tb = db if tb is None else tb
     views = []
     for loaded, index in ((la, ta), (lb, tb)):
+        # the trial must be one the run has (400 as on the task page), checked before SQL sees it
+        pick_trial(loaded.run.task_results(task), loaded.run.run_id, task, index)
         shown = read_trial(loaded.run, task, index)
         if shown is None:
             raise AssayError(f"task {task!r} of run {loaded.run.run_id} has no trial {index}")

@@ -18,6 +18,9 @@ router = APIRouter()
 
 #: Probes a page or ``/api/probes`` lists unless ``limit`` says otherwise (newest first).
 DEFAULT_LIMIT = 100
+#: The most probes a page or ``/api/probes`` lists: a larger ``limit`` is cut to it, as the
+#: run and comparison tables cut theirs (``total`` still counts every match).
+MAX_LIMIT = 500
 
 
 def _table(request: Request, model: str, mode: str, limit: int) -> dict[str, Any]:
@@ -25,6 +28,7 @@ def _table(request: Request, model: str, mode: str, limit: int) -> dict[str, Any
         raise AssayError(f"mode must be {', '.join(MODES)}, not {mode!r}")
     if limit < 1:
         raise AssayError(f"limit must be at least 1, not {limit}")
+    limit = min(limit, MAX_LIMIT)
     store = request.app.state.store
     docs = list_probes(store, model=model or None, mode=mode or None, limit=limit)
     table = comparison_table(docs)
@@ -65,7 +69,8 @@ def probes_api(
     request: Request, model: str = "", mode: str = "", limit: int = DEFAULT_LIMIT
 ) -> dict[str, Any]:
     """The comparison table (schema ``assay.probe-comparison/1``, as ``assay probes
-    --json``) of the newest ``limit`` probes, and ``total``: how many match."""
+    --json``) of the newest ``limit`` probes (at most :data:`MAX_LIMIT`), and ``total``:
+    how many match."""
     return _table(request, model, mode, limit)
 
 

@@ -17,9 +17,9 @@ from fastapi.responses import HTMLResponse
 
 from ..errors import AssayError
 from ..report.ranking import Battle, battles_from_runs, history, load_votes, rank
+from ..runner.stored import Run
 from .app import render
-from .data import RunCache
-from .holdout import holdout_ids, looked
+from .holdout import log_look
 
 router = APIRouter()
 
@@ -47,14 +47,36 @@ def _battles(request: Request, suite: str | None) -> tuple[list[Battle], dict[st
     if len(ids) < 2:
         info["error"] = "this suite version has fewer than two runs; rankings need at least two"
         return [], info
-    cache: RunCache = request.app.state.cache
-    loaded = [cache.get(i) for i in ids]
-    battles = battles_from_runs([x.run for x in loaded])
+    # only each run's reward column and task list: not the run cache's full load (report
+    # view, charts, trial table) of every run of the suite, which holds 8 runs
+    store = request.app.state.store
+    loaded = [Run.load(i, store) for i in ids]
+    battles = battles_from_runs(loaded)
     # a holdout task two ranked runs share decides battles: the ratings show it
-    seen = Counter(t.task_id for x in loaded for t in x.run.tasks)
-    for x in loaded:
-        looked(request, x, [t for t in holdout_ids(x) if seen[t] > 1])
+    seen = Counter(t.task_id for run in loaded for t in run.tasks)
+    for run in loaded:
+        log_look(request, run.info, sum(1 for t in run.tasks if t.split == "holdout" and seen[t.task_id] > 1))
     return battles, info
+
+
+@lru_cache(maxsize=8)
+def _ranked(
+    battles: tuple[Battle, ...], method: Literal["bt", "elo"], period: Literal["week", "month"]
+) -> tuple[dict[str, Any], list[dict[str, Any]], str | None]:
+    """Ratings (bootstrap intervals: most of a request's time), frames of the race and a
+    note, computed once per set of battles (the same battles rank the same: fixed seed)."""
+    note = None
+    try:
+        result = rank(battles, method, n_resamples=200)
+    except AssayError:  # an undefeated model: the plain MLE is infinite
+        result = rank(battles, method, n_resamples=200, prior=0.01)
+        note = "a model never lost, so the plain Bradley-Terry MLE is infinite; ratings use a prior of 0.01"
+    frames: list[dict[str, Any]] = []
+    if all(b.timestamp is not None for b in battles):
+        frames = history(battles, period, method)
+    else:
+        note = "some votes have no timestamp, so there are no ratings over time"
+    return result, frames, note
 
 
 @router.get("/rank", response_class=HTMLResponse)
@@ -70,17 +92,7 @@ def rank_page(
     frames: list[dict[str, Any]] = []
     note = source.get("error")
     if battles:
-        try:
-            result = rank(battles, method, n_resamples=200)
-        except AssayError:  # an undefeated model: the plain MLE is infinite
-            result = rank(battles, method, n_resamples=200, prior=0.01)
-            note = (
-                "a model never lost, so the plain Bradley-Terry MLE is infinite; ratings use a prior of 0.01"
-            )
-        if all(b.timestamp is not None for b in battles):
-            frames = history(battles, period, method)
-        else:
-            note = "some votes have no timestamp, so there are no ratings over time"
+        result, frames, note = _ranked(tuple(battles), method, period)
     return render(
         request,
         "rank.html",
