@@ -15,6 +15,7 @@ it is written, unless asked otherwise.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -23,11 +24,13 @@ from typing import Any, Literal
 
 import yaml
 
+from ..agents.specs import agent_factory
+from ..core.sources import ProblemError, check_text
 from ..core.task import GraderSpec, RecordedCall, Replay, Task, UserScenario
-from ..errors import AssayError
+from ..errors import AssayError, SpecError
 from ..redact import Redactor
 from .conversations import conversations_of_spans
-from .readers import Conversation, read_records
+from .readers import Conversation, TraceFileError, error_line, read_records
 
 TASKS_FILE = "tasks.jsonl"
 
@@ -84,7 +87,15 @@ def conversations_by_file(
         notes.append(f"{len(lost)} annotation(s) name a span or trace that is in none of the files: left out")
     out: list[tuple[Path, Conversation]] = []
     for path, f in zip(paths, files, strict=True):
-        out.extend((path, conv) for conv in conversations_of_spans(f.spans, annotations, owner))
+        try:
+            traced = conversations_of_spans(f.spans, annotations, owner)
+        except RecursionError:
+            raise TraceFileError(f"{path}: values nest too deeply to read") from None
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+            raise TraceFileError(f"{path}: a trace cannot be read: {error_line(exc)}") from None
+        for conv in traced:
+            conv.origin = conv.origin or f"{path}: trace {conv.source.get('trace_id') or conv.id!r}"
+            out.append((path, conv))
         out.extend((path, conv) for conv in f.conversations)
     return out
 
@@ -106,22 +117,30 @@ def redact_conversation(conv: Conversation, redactor: Redactor, kinds: Counter[s
         [RecordedCall.model_validate(c) for c in out["calls"]],
         conv.tools,
         conv.source,
+        origin=conv.origin,
     )  # messages and verdicts are not part of a replay task: left out, not copied unredacted
 
 
-_ID = re.compile(r"[^A-Za-z0-9_.~-]+")
+_ID = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def _safe(text: str) -> str:
+    """``text`` as a task id (:data:`assay.suites.checks.SAFE_ID`): runs of other
+    characters become ``-``; it starts with a letter, digit or ``_``."""
+    return _ID.sub("-", text).lstrip(".-").rstrip("-")
 
 
 def _task_id(conv: Conversation, taken: set[str]) -> str:
     src = conv.source
     base = str(src.get("task_id") or conv.id or src.get("trace_id") or "conversation")
-    base = _ID.sub("-", base).strip("-")[:120] or "conversation"
+    base = _safe(base)[:120] or "conversation"
     if src.get("task_id") is None and src.get("trace_id") and base == src["trace_id"]:
         base = f"trace-{base[:16]}"
-    candidate = base if base not in taken else f"{base}~{src.get('trial', len(taken))}"
+    suffix = _safe(str(src.get("trial", "")))[:20] or str(len(taken))
+    candidate = base if base not in taken else f"{base}-{suffix}"
     n = 2
     while candidate in taken:
-        candidate, n = f"{base}~{n}", n + 1
+        candidate, n = f"{base}-{n}", n + 1
     taken.add(candidate)
     return candidate
 
@@ -159,7 +178,14 @@ def _suite_tasks(
         )
     tasks: dict[tuple[str, str], Task] = {}
     for seed in sorted({str(c.source.get("run_seed", "0")) for c in conversations}):
-        for task in instantiate(suite, int(seed)):
+        try:
+            number = int(seed)
+        except ValueError:
+            notes.append(
+                f"run seed {seed[:40]!r} is not a whole number: its conversations graded by replay alone"
+            )
+            continue
+        for task in instantiate(suite, number):
             tasks[(seed, task.id)] = task
     return suite, tasks
 
@@ -177,10 +203,14 @@ def _replay(conv: Conversation, options: ImportOptions) -> Replay:
     )
 
 
+def _description(conv: Conversation) -> str:
+    return f"recorded conversation {conv.source.get('trace_id') or conv.id}"
+
+
 def conversation_task(conv: Conversation, task_id: str, base: Task | None, options: ImportOptions) -> Task:
     """The replay task of a conversation (over ``base``, the task it was recorded from)."""
     replay = _replay(conv, options)
-    description = f"recorded conversation {conv.source.get('trace_id') or conv.id}"
+    description = _description(conv)
     if base is not None:
         graders = [*base.graders, GraderSpec(kind="replay", gating=False)]
         return base.model_copy(
@@ -206,6 +236,8 @@ def import_traces(paths: list[Path], out_dir: Path, options: ImportOptions | Non
         raise AssayError(
             f"no conversation found in {', '.join(map(str, paths))} (no user message, no tool call)"
         )
+    for conv in conversations:
+        check_conversation(conv)
     notes: list[str] = []
     kinds: Counter[str] = Counter()
     if options.redact is not False:
@@ -226,15 +258,50 @@ def import_traces(paths: list[Path], out_dir: Path, options: ImportOptions | Non
             base = None
         matched += base is not None
         tasks.append(conversation_task(conv, task_id, base, options))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with (out_dir / TASKS_FILE).open("w", encoding="utf-8") as fh:
-        for task in tasks:
-            fh.write(json.dumps(_task_json(task), ensure_ascii=False, separators=(",", ":")) + "\n")
+    lines = [_task_line(conv, task) for conv, task in zip(conversations, tasks, strict=True)]
     suite_file = out_dir / "suite.yaml"
-    suite_file.write_text(yaml.safe_dump(_suite_yaml(options, suite, paths, conversations), sort_keys=False))
+    header = yaml.safe_dump(_suite_yaml(options, suite, paths, conversations, notes), sort_keys=False)
+    partial = out_dir / f".{TASKS_FILE}.partial"
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        partial.write_text("".join(lines), encoding="utf-8")
+        os.replace(partial, out_dir / TASKS_FILE)
+        suite_file.write_text(header, encoding="utf-8")
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise AssayError(f"cannot write the replay suite to {out_dir}: {exc.strerror or exc}") from None
     return ImportReport(
         suite_file, len(tasks), matched, sum(kinds.values()), dict(sorted(kinds.items())), notes
     )
+
+
+def check_conversation(conv: Conversation) -> None:
+    """Refuse (:class:`TraceFileError`, naming the conversation) what the task of ``conv``
+    could not hold, as the suite loader checks it: text with a NUL or a lone surrogate,
+    values nested too deeply. Checked before anything else handles the conversation."""
+    calls = [{"name": c.name, "arguments": c.arguments, "output": c.output} for c in conv.calls]
+    replay = {"user_turns": conv.user_turns, "calls": calls, "tools": conv.tools, "source": conv.source}
+    _check_task_data(conv, {"description": _description(conv), "replay": replay})
+
+
+def _check_task_data(conv: Conversation, data: dict[str, Any]) -> None:
+    try:
+        check_text(data, "", None)
+    except ProblemError as exc:
+        problem = exc.problems[0]
+        where = ": ".join(x for x in (conv.origin, f"conversation {conv.id!r}" if conv.id else "") if x)
+        what = f"its task's {problem.field} would hold" if problem.field else "in its task,"
+        raise TraceFileError(
+            f"{where}: cannot be imported: {what} {problem.message}, which a suite cannot hold"
+        ) from None
+
+
+def _task_line(conv: Conversation, task: Task) -> str:
+    """The line of ``tasks.jsonl`` of a conversation's task (checked as the suite loader
+    will check it)."""
+    data = _task_json(task)
+    _check_task_data(conv, data)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def _task_json(task: Task) -> dict[str, Any]:
@@ -243,13 +310,36 @@ def _task_json(task: Task) -> dict[str, Any]:
     return data
 
 
+def _runnable_agent(spec: str, notes: list[str]) -> str | None:
+    """The agent the traces name, if assay can run it without importing code: a spec such
+    as ``builtin:retail-careful`` or ``openai:gpt-4o`` (as assay's own exports record it).
+    Another application's name for its agent (``support-bot``), or a ``python:`` spec (code
+    a trace file should not make assay import), is left out with a note."""
+    if spec.partition(":")[0] != "python":
+        try:
+            agent_factory(spec)
+            return spec
+        except SpecError:
+            pass
+    notes.append(
+        f"the traces name their agent {spec!r}, not an agent assay runs without importing code: "
+        "give --agent when you replay"
+    )
+    return None
+
+
 def _suite_yaml(
-    options: ImportOptions, suite: Any, paths: list[Path], conversations: list[Conversation]
+    options: ImportOptions,
+    suite: Any,
+    paths: list[Path],
+    conversations: list[Conversation],
+    notes: list[str],
 ) -> dict[str, Any]:
     agents = Counter(str(c.source["agent"]) for c in conversations if c.source.get("agent"))
     defaults: dict[str, Any] = {"trials": 1, "user": "scripted"}
-    if agents:
-        defaults["agent"] = agents.most_common(1)[0][0]
+    named = _runnable_agent(agents.most_common(1)[0][0], notes) if agents else None
+    if named is not None:
+        defaults["agent"] = named
     elif suite is not None and suite.defaults.agent:
         defaults["agent"] = suite.defaults.agent
     if suite is not None:

@@ -18,6 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..core.task import RecordedCall
 from ..errors import AssayError
 from .semconv import SpanAttributes as SA
@@ -56,6 +58,8 @@ class Conversation:
     """The conversation as messages (role, content, tool_calls, name, error), for excerpts."""
     verdicts: list[Verdict] = field(default_factory=list)
     """What evaluators, annotators and the application said about it."""
+    origin: str = ""
+    """Where it was read: ``FILE:LINE`` (a JSONL line, a JSON file) or ``FILE: trace ID``."""
 
 
 @dataclass
@@ -136,34 +140,113 @@ def json_value(value: Any) -> Any:
 # -- formats ------------------------------------------------------------------------------
 
 
-def _otlp_value(v: dict[str, Any]) -> Any:
-    if "stringValue" in v:
-        return v["stringValue"]
-    if "intValue" in v:
-        return int(v["intValue"])
-    if "doubleValue" in v:
-        return float(v["doubleValue"])
+_JSON_KINDS = {dict: "an object", list: "a list", str: "a string", bool: "true/false", type(None): "null"}
+
+
+def _shape_error(where: str, field: str, expected: str, value: Any) -> TraceFileError:
+    got = _JSON_KINDS.get(type(value), "a number")
+    return TraceFileError(f"{where}: {field}: expected {expected}, got {got}")
+
+
+def _list(value: Any, where: str, field: str) -> list[Any]:
+    """``value`` if it is a list (absent or empty: ``[]``), else a :class:`TraceFileError`."""
+    if not value:
+        return []
+    if not isinstance(value, list):
+        raise _shape_error(where, field, "a list", value)
+    return value
+
+
+def _object(value: Any, where: str, field: str) -> dict[str, Any]:
+    """``value`` if it is a JSON object (absent or empty: ``{}``), else a :class:`TraceFileError`."""
+    if not value:
+        return {}
+    if not isinstance(value, dict):
+        raise _shape_error(where, field, "an object", value)
+    return value
+
+
+def _otlp_value(v: Any, where: str, field: str) -> Any:
+    v = _object(v, where, field)
+    try:
+        if "stringValue" in v:
+            return v["stringValue"]
+        if "intValue" in v:
+            return int(v["intValue"])
+        if "doubleValue" in v:
+            return float(v["doubleValue"])
+    except (TypeError, ValueError, OverflowError):
+        raise _shape_error(where, field, "a number", v.get("intValue", v.get("doubleValue"))) from None
     if "boolValue" in v:
         return bool(v["boolValue"])
     if "arrayValue" in v:
-        return [_otlp_value(x) for x in v["arrayValue"].get("values", [])]
+        here = f"{field}.arrayValue"
+        values = _list(_object(v["arrayValue"], where, here).get("values"), where, f"{here}.values")
+        return [_otlp_value(x, where, f"{here}.values.{i}") for i, x in enumerate(values)]
     if "kvlistValue" in v:
-        return {kv["key"]: _otlp_value(kv["value"]) for kv in v["kvlistValue"].get("values", [])}
+        here = f"{field}.kvlistValue"
+        values = _list(_object(v["kvlistValue"], where, here).get("values"), where, f"{here}.values")
+        return _otlp_attributes(values, where, f"{here}.values")
     return None
 
 
-def _otlp_spans(doc: dict[str, Any]) -> Iterator[RawSpan]:
-    for rs in doc.get("resourceSpans") or []:
-        for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
-            for s in ss.get("spans") or []:
-                attrs = {a["key"]: _otlp_value(a.get("value") or {}) for a in s.get("attributes") or []}
-                status = s.get("status") or {}
+def _otlp_attributes(items: list[Any], where: str, field: str) -> dict[str, Any]:
+    """OTLP key-value pairs (``[{"key", "value": {"stringValue": ...}}]``) as a dict."""
+    out: dict[str, Any] = {}
+    for i, kv in enumerate(items):
+        kv = _object(kv, where, f"{field}.{i}")
+        if not isinstance(kv.get("key"), str):
+            raise _shape_error(where, f"{field}.{i}.key", "a string", kv.get("key"))
+        out[kv["key"]] = _otlp_value(kv.get("value"), where, f"{field}.{i}.value")
+    return out
+
+
+#: OTLP times are unsigned 64-bit nanoseconds since 1970.
+_MAX_NANOS = 2**64 - 1
+
+
+def _nanos(value: Any, where: str, field: str) -> int:
+    """An OTLP time (nanoseconds since 1970, a number or its digits)."""
+    if not value:
+        return 0
+    try:
+        nanos = int(value)
+    except (TypeError, ValueError, OverflowError):
+        nanos = -1
+    if isinstance(value, bool) or not 0 <= nanos <= _MAX_NANOS:
+        shown = (
+            value if isinstance(value, str) and len(value) <= 40 else _JSON_KINDS.get(type(value), "a number")
+        )
+        raise TraceFileError(
+            f"{where}: {field}: expected nanoseconds since 1970 (an integer from 0 to 2**64-1), got {shown}"
+        )
+    return nanos
+
+
+def _otlp_spans(doc: dict[str, Any], where: str) -> Iterator[RawSpan]:
+    for r, rs in enumerate(_list(doc.get("resourceSpans"), where, "resourceSpans")):
+        here = f"resourceSpans.{r}"
+        rs = _object(rs, where, here)
+        scopes = "scopeSpans" if rs.get("scopeSpans") else "instrumentationLibrarySpans"
+        for c, ss in enumerate(_list(rs.get(scopes), where, f"{here}.{scopes}")):
+            scope = f"{here}.{scopes}.{c}"
+            ss = _object(ss, where, scope)
+            for i, s in enumerate(_list(ss.get("spans"), where, f"{scope}.spans")):
+                field = f"{scope}.spans.{i}"
+                s = _object(s, where, field)
+                if not s.get("traceId") or not s.get("spanId"):
+                    raise TraceFileError(f"{where}: {field}: a span needs a traceId and a spanId")
+                attrs = _otlp_attributes(
+                    _list(s.get("attributes"), where, f"{field}.attributes"), where, f"{field}.attributes"
+                )
+                status = _object(s.get("status"), where, f"{field}.status")
+                parent = s.get("parentSpanId")
                 yield RawSpan(
                     trace_id=str(s["traceId"]),
                     span_id=str(s["spanId"]),
-                    parent_id=s.get("parentSpanId") or None,
+                    parent_id=str(parent) if parent else None,
                     name=str(s.get("name", "")),
-                    start=int(s.get("startTimeUnixNano") or 0) / 1e9,
+                    start=_nanos(s.get("startTimeUnixNano"), where, f"{field}.startTimeUnixNano") / 1e9,
                     kind=str(attrs.get(SA.OPENINFERENCE_SPAN_KIND, "")),
                     status_error=status.get("code") in (2, "STATUS_CODE_ERROR", "ERROR"),
                     attributes=flatten(attrs),
@@ -171,15 +254,21 @@ def _otlp_spans(doc: dict[str, Any]) -> Iterator[RawSpan]:
                 )
 
 
-def _seconds(value: Any) -> float:
-    if isinstance(value, (int, float)):
-        return float(value) / (1e9 if value > 1e12 else 1)
-    if isinstance(value, str) and value:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    return 0.0
+def _seconds(value: Any, where: str) -> float:
+    try:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value) / (1e9 if value > 1e12 else 1)
+        if isinstance(value, str) and value:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except (ValueError, OverflowError):
+        pass
+    else:
+        return 0.0
+    shown = repr(value) if isinstance(value, str) and len(value) <= 40 else "an out-of-range value"
+    raise TraceFileError(f"{where}: start_time: expected an ISO 8601 time or seconds since 1970, got {shown}")
 
 
-def _phoenix_span(s: dict[str, Any]) -> RawSpan:
+def _phoenix_span(s: dict[str, Any], where: str) -> RawSpan:
     """A span of Phoenix's REST API / client (``context``, ``span_kind``, ``attributes``),
     or a row of its spans dataframe (``context.span_id``, ``attributes.KEY`` columns)."""
     flat = flatten(s)
@@ -191,9 +280,9 @@ def _phoenix_span(s: dict[str, Any]) -> RawSpan:
     return RawSpan(
         trace_id=str(context.get("trace_id") or s.get("context.trace_id") or s.get("trace_id")),
         span_id=str(context.get("span_id") or s.get("context.span_id") or s.get("span_id")),
-        parent_id=s.get("parent_id") or None,
+        parent_id=str(s["parent_id"]) if s.get("parent_id") else None,
         name=str(s.get("name", "")),
-        start=_seconds(s.get("start_time")),
+        start=_seconds(s.get("start_time"), where),
         kind=kind,
         status_error=str(s.get("status_code", "")).upper() == "ERROR",
         attributes=attrs,
@@ -226,6 +315,10 @@ def read_records(path: str | Path) -> TraceRecords:
             whole = json.loads(text)
         except json.JSONDecodeError:
             whole = None  # JSON Lines
+        except RecursionError:
+            raise TraceFileError(f"{source}: {_TOO_DEEP}") from None
+        except ValueError as exc:  # an integer longer than Python converts
+            raise TraceFileError(f"{source}: not valid JSON ({str(exc).split(';')[0]})") from None
     docs: list[tuple[int, Any]]
     if whole is not None:
         docs = [(1, whole)]
@@ -238,6 +331,12 @@ def read_records(path: str | Path) -> TraceRecords:
                 docs.append((number, json.loads(line)))
             except json.JSONDecodeError as exc:
                 raise TraceFileError(f"{source}:{number}: not valid JSON ({exc.msg})") from None
+            except RecursionError:
+                raise TraceFileError(f"{source}:{number}: {_TOO_DEEP}") from None
+            except ValueError as exc:  # an integer longer than Python converts
+                raise TraceFileError(
+                    f"{source}:{number}: not valid JSON ({str(exc).split(';')[0]})"
+                ) from None
     for number, doc in docs:
         items = doc if isinstance(doc, list) else doc.get("data", [doc]) if isinstance(doc, dict) else None
         if items is None:
@@ -247,7 +346,7 @@ def read_records(path: str | Path) -> TraceRecords:
                 raise TraceFileError(f"{source}:{number}: expected a JSON object, got {type(item).__name__}")
             try:
                 if "resourceSpans" in item:
-                    records.spans.extend(_otlp_spans(item))
+                    records.spans.extend(_otlp_spans(item, f"{source}:{number}"))
                 elif "messages" in item:
                     records.conversations.append(conversation_of_messages(item, f"{source}:{number}"))
                 elif is_annotation(item):
@@ -255,15 +354,29 @@ def read_records(path: str | Path) -> TraceRecords:
                         Annotation(annotation_verdict(item), _id(item, "trace_id"), _id(item, "span_id"))
                     )
                 elif _is_span(item):
-                    records.spans.append(_phoenix_span(item))
+                    records.spans.append(_phoenix_span(item, f"{source}:{number}"))
                 else:
                     raise TraceFileError(
                         f"{source}:{number}: not a span, an OTLP export, an annotation or a conversation "
                         "(expected resourceSpans, context/span_id, name/result or messages)"
                     )
-            except (KeyError, TypeError, ValueError) as exc:
-                raise TraceFileError(f"{source}:{number}: {type(exc).__name__}: {exc}") from None
+            except RecursionError:
+                raise TraceFileError(f"{source}:{number}: {_TOO_DEEP}") from None
+            except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+                raise TraceFileError(f"{source}:{number}: {error_line(exc)}") from None
     return records
+
+
+def error_line(exc: Exception) -> str:
+    """An unexpected shape's error as one line (a pydantic error: its first problem)."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"{exc.title} {where}: {first['msg']}" if where else f"{exc.title}: {first['msg']}"
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
+
+
+_TOO_DEEP = "values nest too deeply to read (lists and objects inside one another)"
 
 
 def _id(item: dict[str, Any], key: str) -> str | None:
@@ -274,7 +387,10 @@ def _id(item: dict[str, Any], key: str) -> str | None:
 # -- the simple conversation format --------------------------------------------------------
 
 
-def _call_of(raw: dict[str, Any], where: str) -> tuple[str, str, dict[str, Any]]:
+def _call_of(raw: Any, where: str) -> tuple[str, str, dict[str, Any]]:
+    if not isinstance(raw, dict):
+        got = _JSON_KINDS.get(type(raw), "a number")
+        raise TraceFileError(f"{where}: expected a tool call (an object), got {got}")
     fn: dict[str, Any] = raw["function"] if isinstance(raw.get("function"), dict) else raw
     name = fn.get("name")
     if not isinstance(name, str) or not name:
@@ -292,7 +408,8 @@ def conversation_of_messages(data: dict[str, Any], where: str) -> Conversation:
     messages = data.get("messages")
     if not isinstance(messages, list):
         raise TraceFileError(f"{where}: messages: expected a list of messages")
-    conv = Conversation(str(data.get("id") or ""), source=dict(data.get("metadata") or {}))
+    metadata = _object(data.get("metadata"), where, "metadata")
+    conv = Conversation(str(data.get("id") or ""), source=dict(metadata), origin=where)
     conv.verdicts = metadata_verdicts(data)
     pending: dict[str, int] = {}
     for i, m in enumerate(messages):
@@ -307,7 +424,7 @@ def conversation_of_messages(data: dict[str, Any], where: str) -> Conversation:
         if role == "user":
             conv.user_turns.append(content)
         elif role == "assistant":
-            for j, raw in enumerate(m.get("tool_calls") or []):
+            for j, raw in enumerate(_list(m.get("tool_calls"), where, f"messages.{i}.tool_calls")):
                 call_id, name, args = _call_of(raw, f"{where}: messages.{i}.tool_calls.{j}")
                 pending[call_id or f"#{len(conv.calls)}"] = len(conv.calls)
                 conv.calls.append(RecordedCall(name=name, arguments=args))
@@ -326,5 +443,5 @@ def conversation_of_messages(data: dict[str, Any], where: str) -> Conversation:
             shown["name"] = conv.calls[index].name
             if error:
                 shown["error"] = True
-    conv.tools = [t for t in (data.get("tools") or []) if isinstance(t, dict)]
+    conv.tools = [t for t in _list(data.get("tools"), where, "tools") if isinstance(t, dict)]
     return conv

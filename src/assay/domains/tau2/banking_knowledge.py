@@ -204,6 +204,10 @@ def import_banking_knowledge(data_dir: str | Path, out_dir: str | Path) -> Path:
         raw_tasks = json.loads(tasks_file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise KnowledgeBaseError(f"{tasks_file}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise KnowledgeBaseError(f"{tasks_file}: values nest too deeply") from None
+    except (OSError, ValueError) as exc:  # not UTF-8, a 5,000-digit number
+        raise KnowledgeBaseError(f"{tasks_file}: cannot read: {str(exc).split(';')[0]}") from None
     if not isinstance(raw_tasks, list):
         raise KnowledgeBaseError(f"{tasks_file}:1: expected a list of tasks")
     record = {"id": "kb", "path": str(folder), "digest": kb.digest}

@@ -37,8 +37,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
+from ...core.sources import ProblemError, check_text
 from ...core.task import Task as AssayTask
+from ...suites.checks import SAFE_ID
 from .loader import find_domain_folder, load_domain
 from .specs import DOMAINS as PORTED
 from .store import Tau2DataError
@@ -245,10 +248,7 @@ def read_splits(folder: Path) -> dict[str, str]:
     path = folder / "split_tasks.json"
     if not path.is_file():
         return {}
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise Tau2DataError(f"{path}: cannot read: {exc}") from None
+    raw = _read_json(path, "cannot read")
     if not isinstance(raw, dict):
         raise Tau2DataError(f"{path}: expected a mapping of split names to task ids")
     out: dict[str, str] = {}
@@ -265,17 +265,69 @@ def _license(folder: Path) -> Path | None:
     return None
 
 
-def _raw_tasks(folder: Path) -> list[Task]:
-    path = folder / "tasks.json"
+def _read_json(path: Path, what: str) -> Any:
+    """A JSON file's content, or a :class:`Tau2DataError` naming it."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise Tau2DataError(f"{path}: cannot read tau2 tasks: {exc}") from None
+        return json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise Tau2DataError(
+            f"{path}: {what}: values nest too deeply (lists and objects inside one another)"
+        ) from None
+    except (OSError, ValueError) as exc:  # ValueError: bad JSON, not UTF-8, a number too long
+        raise Tau2DataError(f"{path}: {what}: {exc}") from None
+
+
+def _raw_tasks(folder: Path) -> list[Task]:
+    """The tasks of the domain's ``tasks.json``, each with an id an assay suite can hold
+    (:data:`assay.suites.checks.SAFE_ID`), no two alike."""
+    path = folder / "tasks.json"
+    raw = _read_json(path, "cannot read tau2 tasks")
     if isinstance(raw, dict) and "tasks" in raw:
         raw = raw["tasks"]
     if not isinstance(raw, list):
         raise Tau2DataError(f"{path}: expected a list of tasks")
-    return [parse_task(t, str(path)) for t in raw]
+    tasks = [parse_task(t, str(path)) for t in raw]
+    first: dict[str, int] = {}
+    for i, task in enumerate(tasks):
+        if not SAFE_ID.fullmatch(task.id):
+            raise Tau2DataError(
+                f"{path}: task {task.id!r}: its id cannot be an assay task id (use letters, digits and "
+                "_ . : - [ ] |, starting with a letter, digit, _ or [, at most 300 characters)"
+            )
+        if task.id in first:
+            raise Tau2DataError(
+                f"{path}: task {task.id!r}: duplicate task id (tasks [{first[task.id]}] and [{i}] of the list)"
+            )
+        first[task.id] = i
+    return tasks
+
+
+def _converted(path: Path, task: Task, split: str, domain: str) -> dict[str, Any]:
+    """:func:`convert_task`, a task assay's model refuses as a :class:`Tau2DataError`."""
+    try:
+        return convert_task(task, split, domain)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise Tau2DataError(
+            f"{path}: task {task.id!r}: cannot be imported: as an assay task, {where}: {first['msg']}"
+        ) from None
+
+
+def _check_converted(path: Path, converted: list[dict[str, Any]]) -> None:
+    """Refuse a task the suite loader would refuse in ``tasks/tasks.json`` (text with a NUL
+    or a lone surrogate, values nested too deeply), naming the tau2 task."""
+    for i, task in enumerate(converted):
+        try:
+            check_text(task, str(path), None, (i,))  # (i,): the depth the loader counts
+        except ProblemError as exc:
+            problem = exc.problems[0]
+            field = problem.field.removeprefix(f"[{i}]").lstrip(".")
+            what = f"its {field} would hold" if field else "in it,"
+            raise Tau2DataError(
+                f"{path}: task {task['id']!r}: cannot be imported: {what} {problem.message}, "
+                "which a suite cannot hold"
+            ) from None
 
 
 def suite_header(name: str, fingerprint: str, count: int) -> dict[str, Any]:
@@ -324,7 +376,8 @@ def import_tau2(data_dir: Path | str, domain: str, out_dir: Path | str) -> Impor
                 f"{suite_file}: holds another suite ({existing.get('name')!r}); choose an empty folder"
             )
     splits = read_splits(folder)
-    converted = [convert_task(t, splits.get(t.id, "regression"), domain) for t in tasks]
+    converted = [_converted(folder / "tasks.json", t, splits.get(t.id, "regression"), domain) for t in tasks]
+    _check_converted(folder / "tasks.json", converted)
     data = out / DATA_DIR
     if data.exists():
         shutil.rmtree(data)

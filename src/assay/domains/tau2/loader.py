@@ -72,6 +72,10 @@ def read_data_file(path: Path) -> Any:
                 return tomllib.load(fh)
         text = path.read_text(encoding="utf-8")
         return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except RecursionError:
+        raise Tau2DataError(
+            f"{path}: cannot read: values nest too deeply (lists and objects inside one another)"
+        ) from None
     except (OSError, ValueError, ImportError, yaml.YAMLError) as exc:
         raise Tau2DataError(f"{path}: cannot read: {exc}") from None
 

@@ -180,8 +180,10 @@ def load_tasks(path: Path) -> list[Task]:
     """The tasks of a tau2 ``tasks.json`` (a list, or ``{"tasks": [...]}``)."""
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise Tau2DataError(f"{path}: cannot read tau2 tasks: {exc}") from None
+    except RecursionError:
+        raise Tau2DataError(f"{path}: cannot read tau2 tasks: values nest too deeply") from None
+    except (OSError, ValueError) as exc:  # ValueError: bad JSON, not UTF-8, a 5,000-digit number
+        raise Tau2DataError(f"{path}: cannot read tau2 tasks: {str(exc).split(';')[0]}") from None
     if isinstance(raw, dict) and "tasks" in raw:
         raw = raw["tasks"]
     if not isinstance(raw, list):
