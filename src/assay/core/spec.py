@@ -24,7 +24,9 @@ SAFE_RUN_ID = re.compile(r"\w[\w.:-]{0,127}")
 
 
 def run_id_problem(run_id: str) -> str | None:
-    """Why ``run_id`` cannot name a new run (None: it can)."""
+    """Why ``run_id`` cannot name a new run (None: it can). Checked where a run is made
+    or imported, not by :class:`RunSpec` itself: runs stored before the rule keep their
+    ids and still load."""
     if SAFE_RUN_ID.fullmatch(run_id):
         return None
     return (
@@ -127,14 +129,6 @@ class RunSpec(_Strict):
     """Export each trial as an OpenTelemetry trace to this OTLP/HTTP endpoint as the run
     goes (e.g. Arize Phoenix at ``http://127.0.0.1:6006``; redacted; docs/traces.md)."""
     decide: DecideSpec | None = None
-
-    @field_validator("run_id")
-    @classmethod
-    def _safe_run_id(cls, value: str | None) -> str | None:
-        problem = None if value is None else run_id_problem(value)
-        if problem is not None:
-            raise ValueError(problem)
-        return value
 
     @field_validator("limits")
     @classmethod

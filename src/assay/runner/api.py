@@ -17,11 +17,11 @@ from typing import Any
 
 from ..core.collector import paused_gc, run_collector
 from ..core.results import RunInfo, TaskMeta, TrialResult
-from ..core.spec import REDACTED, RunSpec
+from ..core.spec import REDACTED, RunSpec, run_id_problem
 from ..core.task import Limits, Task
 from ..envs.perturb import load_perturbations
 from ..envs.sandbox import UNSAFE_ENV
-from ..errors import AssayError, ResumeError
+from ..errors import AssayError, ResumeError, SpecError
 from ..llm.cassette import Cassette, use_cassette
 from ..store.evidence import load_checks, write_checks
 from ..store.holdout import holdout_tasks, log_holdout
@@ -150,6 +150,9 @@ async def run_async(
     else:
         source = str(suite.path or suite.name) if isinstance(suite, LoadedSuite) else str(suite)
         spec = make_spec(source, **fields)
+    problem = None if spec.run_id is None else run_id_problem(spec.run_id)
+    if problem is not None:  # before anything is resolved, probed or stored
+        raise SpecError(problem)
     with run_collector():  # the run's long-lived objects, frozen again when its trials start (_execute)
         resolved = resolve(spec, loaded)
         await check_models_of(resolved.spec)  # a missing key or a dead endpoint: fail now, store nothing
