@@ -45,6 +45,10 @@ def _narrator(tasks: list[dict[str, Any]]) -> None:
     tasks[4]["initial_state"]["message_history"][0]["role"] = "narrator"
 
 
+def _unknown_tool(tasks: list[dict[str, Any]]) -> None:
+    tasks[0]["evaluation_criteria"]["actions"][0]["name"] = "no_such_tool"
+
+
 def _nul(tasks: list[dict[str, Any]]) -> None:
     tasks[2]["description"]["purpose"] = "a\x00b"
 
@@ -103,6 +107,13 @@ CASES = [
         ": task 'update_task_with_message_history': cannot be imported: as an assay task, "
         "initial_state.history.0.role: Input should be",
     ),
+    # a suite `assay validate` refuses (imported with exit 0 before): checked before it is written
+    (
+        "gold-action-unknown-tool",
+        "tasks.json",
+        _unknown_tool,
+        ": the suite it makes would not validate: ",
+    ),
     # text a suite cannot hold (as the trace importer refuses it)
     ("nul-in-a-task", "tasks.json", _nul, "its description would hold text with a NUL character"),
     ("surrogate-in-a-task", "tasks.json", _surrogate, "would hold text with a lone surrogate '\\ud800'"),
@@ -140,10 +151,11 @@ def test_a_refused_import_leaves_an_earlier_suite_as_it_was(mock_copy: Path, tmp
     result, out = _import(mock_copy, tmp_path)
     assert result.code == 0, result.stderr
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    _edit_tasks(mock_copy, _duplicate)
-    again, _ = _import(mock_copy, tmp_path)
-    assert again.code == 2, again.stderr
-    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    for change in (_duplicate, _unknown_tool):
+        _edit_tasks(mock_copy, change)
+        again, _ = _import(mock_copy, tmp_path)
+        assert again.code == 2, again.stderr
+        assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
 @pytest.mark.parametrize(

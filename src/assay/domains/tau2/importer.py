@@ -31,6 +31,7 @@ from __future__ import annotations
 import importlib
 import json
 import shutil
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -378,9 +379,27 @@ def import_tau2(data_dir: Path | str, domain: str, out_dir: Path | str) -> Impor
     splits = read_splits(folder)
     converted = [_converted(folder / "tasks.json", t, splits.get(t.id, "regression"), domain) for t in tasks]
     _check_converted(folder / "tasks.json", converted)
+    with tempfile.TemporaryDirectory(prefix="assay-tau2-import-") as tmp:
+        staged = Path(tmp) / out.name
+        copied = _write_suite(staged, folder, loaded, domain, converted)
+        _check_suite(staged, out, folder / "tasks.json")  # what `assay validate` would refuse: nothing
+        _move_into(staged, out)
+    report = ImportReport(domain, suite_file, len(converted), data_files=copied)
+    for t in converted:
+        report.splits[t["split"]] = report.splits.get(t["split"], 0) + 1
+        for g in t["graders"]:
+            report.graders[g["name"]] = report.graders.get(g["name"], 0) + 1
+            if g["gating"]:
+                report.gating[g["name"]] = report.gating.get(g["name"], 0) + 1
+    return report
+
+
+def _write_suite(
+    out: Path, folder: Path, loaded: Any, domain: str, converted: list[dict[str, Any]]
+) -> list[str]:
+    """The suite's files in ``out``: its data (copied from tau2's folder), its tasks and
+    its ``suite.yaml``; returns the data files copied."""
     data = out / DATA_DIR
-    if data.exists():
-        shutil.rmtree(data)
     data.mkdir(parents=True)
     copied = []
     for path in sorted(folder.iterdir()):
@@ -398,15 +417,39 @@ def import_tau2(data_dir: Path | str, domain: str, out_dir: Path | str) -> Impor
         json.dumps(converted, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     header = suite_header(domain, loaded.fingerprint, len(converted))
-    suite_file.write_text(yaml.safe_dump(header, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    report = ImportReport(domain, suite_file, len(converted), data_files=copied)
-    for t in converted:
-        report.splits[t["split"]] = report.splits.get(t["split"], 0) + 1
-        for g in t["graders"]:
-            report.graders[g["name"]] = report.graders.get(g["name"], 0) + 1
-            if g["gating"]:
-                report.gating[g["name"]] = report.gating.get(g["name"], 0) + 1
-    return report
+    (out / "suite.yaml").write_text(
+        yaml.safe_dump(header, sort_keys=False, allow_unicode=True), encoding="utf-8"
+    )
+    return copied
+
+
+def _check_suite(staged: Path, out: Path, source: Path) -> None:
+    """Load the suite written in ``staged`` as ``assay validate`` does (every task made);
+    a problem (a gold action naming a tool the domain lacks, an unknown assertion) is
+    tau2's data's: :class:`Tau2DataError` naming ``source`` and the problem, as it would
+    read in ``out``."""
+    from ...errors import SuiteError
+    from ...suites import load_suite
+    from ...suites.instantiate import iter_instances
+
+    try:
+        for _ in iter_instances(load_suite(staged), 0):
+            pass
+    except SuiteError as exc:
+        problem = str(exc.problems[0]).replace(str(staged), str(out))
+        more = f" (and {len(exc.problems) - 1} more)" if len(exc.problems) > 1 else ""
+        raise Tau2DataError(f"{source}: the suite it makes would not validate: {problem}{more}") from None
+
+
+def _move_into(staged: Path, out: Path) -> None:
+    """Put the staged suite's files in ``out``, replacing an earlier import's (the data
+    folder, the tasks file and ``suite.yaml``; other files of ``out`` are left alone)."""
+    (out / "tasks").mkdir(parents=True, exist_ok=True)
+    if (out / DATA_DIR).exists():
+        shutil.rmtree(out / DATA_DIR)
+    shutil.move(staged / DATA_DIR, out / DATA_DIR)  # across file systems too
+    shutil.move(staged / TASKS_FILE, out / TASKS_FILE)
+    shutil.move(staged / "suite.yaml", out / "suite.yaml")
 
 
 def _banking_knowledge(data_dir: Path | str, out_dir: Path | str) -> Any:
