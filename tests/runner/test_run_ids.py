@@ -26,6 +26,13 @@ def test_unsafe_run_ids_are_refused(run_id: str) -> None:
     assert problem is not None and "use letters, digits and _ . : -" in problem
 
 
+def test_latest_is_reserved() -> None:
+    """``show latest`` shows the newest run: a run called latest could never be named."""
+    problem = run_id_problem("latest")
+    assert problem is not None and "names the newest run" in problem
+    assert run_id_problem("latest-1") is None
+
+
 @pytest.mark.parametrize("run_id", GOOD)
 def test_safe_run_ids_are_taken(run_id: str) -> None:
     assert run_id_problem(run_id) is None

@@ -130,7 +130,7 @@ def test_a_store_of_schema_1_is_migrated_and_its_runs_read(tmp_path: Path) -> No
     store = run.store
     with store.engine.begin() as conn:
         conn.execute(schema.runs.update().values(info=json.dumps(info)))
-        conn.execute(schema.meta_table.delete())
+        conn.exec_driver_sql(f"DROP TABLE {schema.meta_table.name}")  # schema 1 had none
         conn.execute(schema.attempts.delete())
     store.close()
     migrated = Store(db)

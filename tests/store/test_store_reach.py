@@ -166,6 +166,7 @@ def test_a_store_growing_while_it_is_checked_is_not_called_truncated(tmp_path: P
 
     db = tmp_path / "growing.db"
     conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE assay_meta (key TEXT, value TEXT)")  # an assay store's, not another's
     conn.execute("CREATE TABLE t (x BLOB)")
     conn.executemany("INSERT INTO t VALUES (?)", [(b"\0" * 4000,) for _ in range(40)])
     conn.commit()

@@ -27,6 +27,8 @@ def run_id_problem(run_id: str) -> str | None:
     """Why ``run_id`` cannot name a new run (None: it can). Checked where a run is made
     or imported, not by :class:`RunSpec` itself: runs stored before the rule keep their
     ids and still load."""
+    if run_id == "latest":
+        return "run id 'latest' names the newest run wherever a run is named; choose another"
     if SAFE_RUN_ID.fullmatch(run_id):
         return None
     return (

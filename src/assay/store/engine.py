@@ -21,6 +21,8 @@ def resolve_url(store: str | os.PathLike[str] | None = None) -> str:
     value = str(store) if store is not None else os.environ.get("ASSAY_STORE") or DEFAULT_STORE
     if value == ":memory:":
         return "sqlite://"
+    if value.startswith("sqlite:") and value != "sqlite://":
+        return _sqlite_url(value)
     if "://" in value:
         return value
     path = Path(value).expanduser()
@@ -29,6 +31,23 @@ def resolve_url(store: str | os.PathLike[str] | None = None) -> str:
     except OSError as exc:
         raise StoreFault(f"cannot create the folder of store {path}: {exc.strerror or exc}") from None
     return f"sqlite:///{path}"
+
+
+def _sqlite_url(url: str) -> str:
+    """A ``sqlite:`` URL that names a file (``sqlite:///:memory:``: in memory), else a
+    :class:`SpecError`: SQLite would open an empty name in memory, and the file named
+    must be one the operating system can open."""
+    try:
+        database = make_url(url).database
+    except Exception as exc:
+        raise SpecError(f"store {url!r} is not a usable database URL ({exc})") from None
+    if database == ":memory:":
+        return "sqlite://"
+    if not database:
+        raise SpecError(f"store {url!r} names no database file: give sqlite:///PATH, a path, or :memory:")
+    if "\x00" in database:
+        raise SpecError(f"store {url!r}: its file name holds a NUL character (%00)")
+    return url
 
 
 def _shown(url: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, event, make_url
 
 from ..errors import StoreError
 
@@ -118,7 +118,7 @@ def sqlite_path(url: str) -> Path | None:
     """The file of a SQLite URL (None: another database, or in memory)."""
     if not url.startswith("sqlite:///") or url == "sqlite://":
         return None
-    return Path(url.removeprefix("sqlite:///").split("?", 1)[0])
+    return Path(make_url(url).database or "")  # as SQLAlchemy reads it: %20 is a space
 
 
 def header_problem(path: Path, timeout: float = 30.0, read_only: bool = False) -> str | None:
@@ -130,6 +130,8 @@ def header_problem(path: Path, timeout: float = 30.0, read_only: bool = False) -
     its open connections (SQLite's "How To Corrupt" 2.2), after which another process
     may delete the write-ahead log under them. SQLite closes its own descriptors safely.
     """
+    if path.is_dir():
+        return "it is a folder, not a database file"
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -148,6 +150,7 @@ def header_problem(path: Path, timeout: float = 30.0, read_only: bool = False) -
         try:
             page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
             pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+            foreign = _foreign_tables(conn)
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
@@ -157,6 +160,9 @@ def header_problem(path: Path, timeout: float = 30.0, read_only: bool = False) -
         if "locked" in text or "busy" in text:
             return None  # another process is writing: the engine's own errors say more
         return f"SQLite cannot read it ({text})"
+    if foreign:  # never add assay's tables to another application's database
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        return f"it holds another application's tables ({', '.join(foreign[:3])}{more})"
     # In this order, after the page count: another process may be creating the store, its
     # pages in the write-ahead log and then checkpointed into the file; a size read before
     # the count would be older than the count and call a growing file truncated.
@@ -166,6 +172,24 @@ def header_problem(path: Path, timeout: float = 30.0, read_only: bool = False) -
     if not pending and size < pages * page_size:
         return f"the file is truncated: {size} bytes where it holds {pages} pages of {page_size}"
     return None
+
+
+def _foreign_tables(conn: sqlite3.Connection) -> list[str]:
+    """The tables that make a SQLite file another application's database: none when it
+    has no tables (a new store), records an assay schema version (``assay_meta``), or
+    has the runs and trials of a store of schema 1 (which recorded none)."""
+    tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = {t for t in tables if not t.startswith("sqlite_")}
+    if not tables or "assay_meta" in tables:
+        return []
+
+    def columns(table: str) -> set[str]:
+        return {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")}
+
+    if {"runs", "trials"} <= tables and {"run_id", "status"} <= columns("runs"):
+        if {"run_id", "task_id", "trial_index"} <= columns("trials"):
+            return []
+    return sorted(tables)
 
 
 def read_only_reason(path: Path) -> str | None:

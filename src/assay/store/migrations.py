@@ -124,6 +124,8 @@ def make_sqlite_file(path: Path) -> bool:
     the usual way, which creates the schema or says what is wrong). The image is
     written beside the path and linked to it, so another process opening the same new
     store at once finds either no file or a whole one, and neither overwrites the other."""
+    if not path.name:  # "/": not a file name (the usual open says what is wrong)
+        return False
     logs = [path.with_name(path.name + end) for end in ("-wal", "-journal")]
     if path.exists() or any(log.exists() for log in logs):
         return False

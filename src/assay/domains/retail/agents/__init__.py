@@ -13,12 +13,14 @@ function of (conversation, context), so they can be replayed exactly.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 
 from ....agents.base import AgentContext, AgentTurn
 from ....core.hashing import derive_seed
 from ....core.messages import Message, ToolCall, ToolSpec
+from ....errors import SpecError
 from .memo import Moves
 from .policy import decide_on
 from .view import View
@@ -66,13 +68,25 @@ class HastyAgent(CarefulAgent):
         return True
 
 
+def _probability(value: object) -> float:
+    """The ``slip`` parameter: a probability, else a usage error (:class:`SpecError`
+    stops the run: a mistyped ``-p slip=x`` is not the agent's failure in every trial)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        number = math.nan
+    if not 0.0 <= number <= 1.0:
+        raise SpecError(f"-p slip={value}: builtin:retail-flaky's slip is a probability from 0 to 1")
+    return number
+
+
 class FlakyAgent(CarefulAgent):
     """Careful, but slips at each decision with probability ``options["slip"]``
     (default 0.08), drawn from ``random.Random(derive_seed(seed, decision, anchor))``."""
 
     def __init__(self, ctx: AgentContext):
         super().__init__(ctx)
-        self.probability = float(ctx.params.get("slip", DEFAULT_SLIP))
+        self.probability = _probability(ctx.params.get("slip", DEFAULT_SLIP))
 
     def slip(self, decision: str, anchor: int) -> bool:
         draw = random.Random(derive_seed(self.ctx.seed, decision, anchor)).random()
