@@ -186,10 +186,12 @@ def _foreign_tables(conn: sqlite3.Connection) -> list[str]:
     def columns(table: str) -> set[str]:
         return {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")}
 
-    if {"runs", "trials"} <= tables and {"run_id", "status"} <= columns("runs"):
-        if {"run_id", "task_id", "trial_index"} <= columns("trials"):
-            return []
-    return sorted(tables)
+    schema_1 = (
+        {"runs", "trials"} <= tables
+        and {"run_id", "status"} <= columns("runs")
+        and {"run_id", "task_id", "trial_index"} <= columns("trials")
+    )
+    return [] if schema_1 else sorted(tables)
 
 
 def read_only_reason(path: Path) -> str | None:
