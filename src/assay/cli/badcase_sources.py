@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..core.sources import MAX_DEPTH, ProblemError, check_text
 from ..errors import AssayError
 from ..lifecycle.badcase import LAYERS, SEVERITIES
 from ..lifecycle.clustering import DEFAULT_THRESHOLD
@@ -38,9 +39,18 @@ def _read_evidence(where: str) -> Any:
     if not text.strip():
         raise AssayError(f"--evidence {where}: the evidence is empty")
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError:
         return text
+    except RecursionError:
+        raise AssayError(f"--evidence {where}: values nest deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
+        raise AssayError(f"--evidence {where}: invalid JSON: {str(exc).split(';')[0]}") from None
+    try:  # nesting the redactor can walk, text the store can write (no lone surrogate)
+        check_text(value, where, None)
+    except ProblemError as exc:
+        raise AssayError(f"--evidence {exc.problems[0]}") from None
+    return value
 
 
 @badcase_app.command("add")

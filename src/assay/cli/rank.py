@@ -10,6 +10,10 @@ from rich.table import Table
 from ..errors import AssayError
 from .app import JsonOpt, StoreOpt, app, out, print_json
 
+#: More bootstrap resamples than this add nothing to a 95% interval and only take
+#: minutes (one rating fit each).
+MAX_RESAMPLES = 100_000
+
 
 def _ratings_table(result: dict[str, Any]) -> Table:
     method = "Bradley–Terry" if result["method"] == "bradley_terry" else "online Elo"
@@ -70,7 +74,13 @@ def rank(
         str, typer.Option("--method", help="bt (Bradley–Terry, default) or elo (online).")
     ] = "bt",
     resamples: Annotated[
-        int, typer.Option("--resamples", min=1, help="Bootstrap resamples for the CIs.")
+        int,
+        typer.Option(
+            "--resamples",
+            min=1,
+            max=MAX_RESAMPLES,
+            help=f"Bootstrap resamples for the CIs (at most {MAX_RESAMPLES:,}).",
+        ),
     ] = 200,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
     prior: Annotated[

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from ..core.sources import MAX_DEPTH, ProblemError, check_text
 from ..errors import AssayError
 from ..redact import Redactor, load_config
 from .app import JsonOpt, app, err, print_json
@@ -49,11 +50,21 @@ def _format(path: str, fmt: Format) -> Format:
 
 
 def _json(text: str, where: str, line: int = 0) -> Any:
+    place = f"{where}:{line}" if line else where
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         at = line or exc.lineno
         raise AssayError(f"{where}:{at}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise AssayError(f"{place}: values nest deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
+        raise AssayError(f"{place}: invalid JSON: {str(exc).split(';')[0]}") from None
+    try:  # nesting the redactor can walk, text it can write back (no lone surrogate)
+        check_text(value, where, line or None)
+    except ProblemError as exc:
+        raise AssayError(str(exc.problems[0])) from None
+    return value
 
 
 def redact_document(

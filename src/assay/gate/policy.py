@@ -37,7 +37,7 @@ from pydantic import (
 )
 
 from ..core.hashing import stable_hash
-from ..core.sources import ProblemError, parse_yaml, validation_problems
+from ..core.sources import ProblemError, decode_utf8, parse_yaml, validation_problems
 from ..errors import Problem, SuiteError
 
 GROUP_SECTIONS = ("overall", "by_stratum", "by_split", "by_tag")
@@ -132,8 +132,8 @@ class AbsoluteCheck(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     metric: str
-    min: float | None = None
-    max: float | None = None
+    min: float | None = Field(default=None, allow_inf_nan=False)
+    max: float | None = Field(default=None, allow_inf_nan=False)
     name: str | None = None
 
     @field_validator("metric")
@@ -193,8 +193,8 @@ class RelativeCheck(_PairedMetricCheck):
     whichever is more, so that milliseconds of noise never fail a fast agent.
     """
 
-    margin: float | None = Field(default=None, ge=0)
-    margin_pct: float | None = Field(default=None, ge=0)
+    margin: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    margin_pct: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     test: Literal["regression", "noninferiority"] = "regression"
 
     @model_validator(mode="after")
@@ -225,7 +225,7 @@ class PrimaryCheck(_PairedMetricCheck):
     """The metric a change must improve: passes only when a one-sided test shows the
     candidate better than the baseline by more than ``min_improvement``."""
 
-    min_improvement: float = Field(default=0.0, ge=0)
+    min_improvement: float = Field(default=0.0, ge=0, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _quality_zero(self) -> PrimaryCheck:
@@ -345,9 +345,13 @@ def load_policy(path: str | Path) -> GatePolicy:
     """Load a policy file; errors name the file and line (exit code 2 in the CLI)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        raw = p.read_bytes()
     except OSError as exc:
         raise PolicyError(
             [Problem(str(p), None, "", f"cannot read the policy: {exc.strerror or exc}")]
         ) from None
+    try:
+        text = decode_utf8(raw, str(p))
+    except ProblemError as exc:
+        raise PolicyError(exc.problems) from None
     return policy_from_yaml(text, file=str(p))

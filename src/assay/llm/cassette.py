@@ -37,9 +37,18 @@ class Cassette:
         self._lock = threading.Lock()
         self._seen: dict[str, int] = defaultdict(int)
         self._entries: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        if self.path.is_dir():
+            raise CassetteError(f"{self.path}: is a folder, not a cassette file")
         if mode == "record":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text("", encoding="utf-8")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.path.write_text("", encoding="utf-8")
+            except FileExistsError:  # mkdir: the parent exists and is not a folder
+                raise CassetteError(
+                    f"{self.path}: cannot write cassette ({self.path.parent} is a file, not a folder)"
+                ) from None
+            except OSError as exc:
+                raise CassetteError(f"{self.path}: cannot write cassette ({exc.strerror or exc})") from None
         else:
             self._load()
 
@@ -58,6 +67,14 @@ class Cassette:
                 self._entries[entry["hash"]].append(entry)
             except (json.JSONDecodeError, KeyError, TypeError):
                 raise CassetteError(f"{self.path}:{lineno}: not a cassette entry") from None
+            except RecursionError:
+                raise CassetteError(
+                    f"{self.path}:{lineno}: not a cassette entry (values nest too deeply)"
+                ) from None
+            except ValueError:  # an integer longer than Python converts (4,300 digits)
+                raise CassetteError(
+                    f"{self.path}:{lineno}: not a cassette entry (a number longer than 4,300 digits)"
+                ) from None
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._entries.values())

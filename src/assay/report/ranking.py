@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..core.sources import MAX_DEPTH, ProblemError, check_text
 from ..errors import AssayError, Problem
 from ..runner.stored import Run
 from ..stats import (
@@ -75,20 +76,35 @@ def _timestamp(value: Any) -> datetime | date:
     if isinstance(value, bool):
         raise ValueError("must be an ISO 8601 date/datetime or Unix seconds")
     if isinstance(value, (int, float)):
-        if not math.isfinite(value):
+        try:
+            seconds = float(value)
+        except OverflowError:  # an integer of hundreds of digits
+            seconds = math.inf
+        if not math.isfinite(seconds):
             raise ValueError("must be a finite number of Unix seconds")
-        return datetime.fromtimestamp(float(value), tz=timezone.utc)
+        return _unix_seconds(seconds, value)
     text = str(value).strip()
     try:
-        return datetime.fromtimestamp(float(text), tz=timezone.utc)
+        seconds = float(text)
     except ValueError:
         pass
+    else:
+        if math.isfinite(seconds):
+            return _unix_seconds(seconds, text)
     try:
         if len(text) == 10:
             return date.fromisoformat(text)
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise ValueError(f"{text!r} is not an ISO 8601 date/datetime or Unix seconds") from None
+
+
+def _unix_seconds(seconds: float, written: Any) -> datetime:
+    """``seconds`` since 1970 as a UTC datetime; a ValueError when no date has them."""
+    try:
+        return datetime.fromtimestamp(seconds, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        raise ValueError(f"{written} is out of range for Unix seconds (years 1 to 9999)") from None
 
 
 def _battle(row: dict[str, Any], where: tuple[str, int], problems: list[Problem]) -> Battle | None:
@@ -145,8 +161,18 @@ def _rows_jsonl(path: Path, problems: list[Problem]) -> Iterable[tuple[int, dict
             continue
         try:
             obj = json.loads(line)
+            check_text(obj, str(path), n)
         except json.JSONDecodeError as exc:
             problems.append(Problem(str(path), n, "", f"not valid JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        except RecursionError:
+            problems.append(Problem(str(path), n, "", f"values nest deeper than {MAX_DEPTH} levels"))
+            continue
+        except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
+            problems.append(Problem(str(path), n, "", f"not valid JSON ({str(exc).split(';')[0]})"))
+            continue
+        except ProblemError as exc:  # nested too deeply, a lone surrogate
+            problems.extend(exc.problems)
             continue
         if not isinstance(obj, dict):
             problems.append(Problem(str(path), n, "", "each line must be a JSON object"))
@@ -157,17 +183,22 @@ def _rows_jsonl(path: Path, problems: list[Problem]) -> Iterable[tuple[int, dict
 def _rows_csv(path: Path, problems: list[Problem]) -> Iterable[tuple[int, dict[str, Any]]]:
     with path.open(newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
-        missing = [c for c in ("model_a", "model_b", "winner") if c not in (reader.fieldnames or [])]
-        if missing:
-            problems.append(Problem(str(path), 1, "header", f"missing column(s) {', '.join(missing)}"))
-            return
-        for row in reader:
-            yield reader.line_num, row
+        try:
+            missing = [c for c in ("model_a", "model_b", "winner") if c not in (reader.fieldnames or [])]
+            if missing:
+                problems.append(Problem(str(path), 1, "header", f"missing column(s) {', '.join(missing)}"))
+                return
+            for row in reader:
+                yield reader.line_num, row
+        except csv.Error as exc:  # a field longer than csv.field_size_limit(), ...
+            problems.append(Problem(str(path), reader.reader.line_num, "", f"not valid CSV ({exc})"))
 
 
 def load_votes(path: str | Path) -> list[Battle]:
     """Read a JSONL or CSV votes file (by extension: ``.csv`` is CSV, anything else JSONL)."""
     p = Path(path)
+    if p.is_dir():
+        raise AssayError(f"votes file {p} is a folder, not a file")
     if not p.is_file():
         raise AssayError(f"votes file {p} does not exist")
     problems: list[Problem] = []
@@ -176,6 +207,8 @@ def load_votes(path: str | Path) -> list[Battle]:
         battles = [b for n, row in rows if (b := _battle(row, (str(p), n), problems)) is not None]
     except UnicodeDecodeError:
         raise AssayError(f"votes file {p} is not UTF-8 text") from None
+    except OSError as exc:
+        raise AssayError(f"votes file {p} cannot be read ({exc.strerror or exc})") from None
     if problems:
         raise VotesError(problems)
     if not battles:
