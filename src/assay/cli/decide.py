@@ -12,9 +12,10 @@ from rich.markup import escape
 from ..compare import MatchBy, TaskOutcome, compare_runs
 from ..compare.planning import plan as make_plan
 from ..compare.planning import task_icc
+from ..core.outputs import atomic_output, refuse_store_path
 from ..errors import AssayError
 from ..gate import evaluate, load_policy
-from ..report.junit import write_junit
+from ..report.junit import junit_xml
 from ..report.markdown import compare_markdown, gate_markdown, plan_markdown
 from ..runner.plan import select_tasks
 from ..runner.stored import Run
@@ -30,9 +31,12 @@ MarkdownOpt = Annotated[
 
 
 def write_text(path: Path, text: str, what: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (an earlier file stays as it was
+    until then); a file that cannot be written is one line."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        with atomic_output(path) as fh:
+            fh.write(text)
     except OSError as exc:
         raise AssayError(f"cannot write the {what} to {path}: {exc.strerror or exc}") from None
     err.print(escape(f"{what} written to {path}"))
@@ -77,6 +81,7 @@ def compare(
     if task_outcome not in ("majority", "all", "any"):
         raise AssayError(f"--task-outcome must be 'majority', 'all' or 'any', not {task_outcome!r}")
     st = Store(store)
+    refuse_store_path(markdown, st.path, "--markdown")
     loaded = [Run.load(run_id, st) for run_id in runs]
     looked_at(st, loaded, "compare")
     result = compare_runs(
@@ -117,17 +122,15 @@ def gate(
     """
     rules = load_policy(policy)
     st = Store(store)
+    refuse_store_path(junit, st.path, "--junit")
+    refuse_store_path(markdown, st.path, "--markdown")
     run = Run.load(run_id, st)
     base = Run.load(baseline, st) if baseline else None
     looked_at(st, [run, *([base] if base else [])], "gate")
     verdict = evaluate(run, rules, base)
     text = gate_markdown(verdict)
     if junit is not None:
-        try:
-            write_junit(junit, run, verdict)
-        except OSError as exc:
-            raise AssayError(f"cannot write the JUnit XML to {junit}: {exc.strerror or exc}") from None
-        err.print(escape(f"JUnit XML written to {junit}"))
+        write_text(junit, junit_xml(run, verdict), "JUnit XML")
     if markdown is not None:
         write_text(markdown, text, "gate summary")
     if as_json:
@@ -193,9 +196,16 @@ def plan(
         n_tasks = n_tasks or len(run.info.task_ids)
         k = k or run.info.trials_per_task
         icc = task_icc(run.results) if icc is None else icc
+    if split is not None and suite is None:
+        raise AssayError("--split chooses tasks of --suite: give --suite too")
     if suite is not None:
         loaded = load_suite(suite)
         n_tasks = len(select_tasks(instantiate(loaded, 0), split=split))
+        if not n_tasks:  # as assay run refuses it: never a plan without the suite's line
+            raise AssayError(
+                f"--split {split}: no task of suite {loaded.name} is in this split "
+                "(splits: regression, capability, holdout; all: every split)"
+            )
         k = k or loaded.defaults.trials
     if baseline is None:
         raise AssayError("give --baseline RATE (e.g. 0.7), or --from-run RUN_ID to take it from a run")

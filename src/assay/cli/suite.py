@@ -121,6 +121,8 @@ def diff(
 
     Example: assay suite diff suites/retail@1 suites/retail
     """
+    if not 0 <= seed < 2**63:  # as assay run takes it (RunSpec.seed)
+        raise AssayError(f"--seed {seed}: a seed is an integer from 0 to {2**63 - 1}, as assay run takes")
     doc = diff_suites(old, new, seed)
     if as_json:
         print_json(doc)

@@ -64,6 +64,7 @@ def export_traces(
     Examples: assay export-traces RUN --otel-endpoint http://127.0.0.1:6006 ;
     assay export-traces RUN --format otlp-json -o run.otlp.jsonl
     """
+    from ..core.outputs import refuse_store_path
     from ..store.store import Store
     from ..traces.export import TraceExporter, export_run_traces
 
@@ -76,6 +77,7 @@ def export_traces(
     if otel_endpoint is not None and not otel_endpoint.startswith(("http://", "https://")):
         raise AssayError(f"--otel-endpoint {otel_endpoint!r}: expected an http:// or https:// URL")
     st = Store(store)
+    refuse_store_path(output, st.path, "-o")
     st.get_run(run_id)  # an unknown run fails before anything is sent
     if otel_endpoint is not None:
         _check_reachable(otel_endpoint)

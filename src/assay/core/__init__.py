@@ -1,4 +1,5 @@
-"""Pure data types of assay. No I/O; imports nothing else of assay.
+"""Data types of assay, and the few helpers every layer uses (core.outputs writes files
+whole or not at all). Imports nothing else of assay but its errors.
 
 Names are imported on first use (``from assay.core import Task`` works as usual), so that
 importing one small module of the core does not load all of it.

@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from ..box import ScoringProfile
 from ..core.collector import paused_gc
+from ..core.outputs import atomic_output, refuse_store_path
 from ..errors import AssayError
 from ..metrics.frame import TrialFrame
 from ..runner.stored import Run
@@ -328,17 +329,21 @@ def write_report(
     store: Store | str | None = None,
     **options: Any,
 ) -> ReportFile:
-    """Load runs from the store (or take runs already loaded) and write their report to ``path``."""
+    """Load runs from the store (or take runs already loaded) and write their report to
+    ``path``: whole or not at all (an earlier file stays as it was until then); ``path``
+    the store's own file is refused before anything is written."""
     st = store if isinstance(store, Store) else Store(store)
+    out = Path(path)
+    refuse_store_path(out, st.path, "--html")
     with paused_gc():
         runs = [r if isinstance(r, Run) else Run.load(r, st) for r in run_ids]
         report = build_report(runs, **options)
-    out = Path(path)
     if out.is_dir():
         raise AssayError(f"{out} is a directory; give a file name such as report.html")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(report.html, encoding="utf-8")
+        with atomic_output(out) as fh:
+            fh.write(report.html)
     except OSError as exc:
         raise AssayError(f"cannot write {out}: {exc.strerror}") from None
     size = len(report.html.encode("utf-8"))

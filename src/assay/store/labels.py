@@ -7,24 +7,71 @@ dimension, labeller); labelling again replaces the row. ``grader`` "" means the 
 a whole, ``dimension`` "" the overall verdict. JSONL import/export: one label per line,
 ``{"task_id", "trial_index", "grader", "dimension", "value", "comment", "labeller",
 "created_at"}``, or one grade per line with ``"verdict"`` and ``"dimensions": {name: level}``.
+A file that cannot be read, or a line the store could not keep (not UTF-8, JSON nested too
+deeply, an integer of more than 4,300 digits, text with a lone surrogate or a NUL, a
+labeller name longer than the store's column), is a :class:`LabelError` naming
+``file:line: field``; nothing of the file is stored. Label text shown on a terminal goes
+through :func:`printable` first.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
+import re
+import stat
+import tempfile
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import and_, delete, select
+from sqlalchemy import String, and_, delete, select
 
+from ..core.sources import text_problem
 from ..errors import AssayError, Problem
 from . import schema
 from .store import Store, now_iso
 
 _PASS = {"pass", "passed", "true", "yes"}
 _FAIL = {"fail", "failed", "false", "no"}
+_LEVEL = re.compile(r"-?[0-9]+")
+
+
+def _width(column: str) -> int:
+    return cast(String, schema.labels.c[column].type).length or 0
+
+
+#: Longest labeller name, value and time the store's ``labels`` table holds.
+MAX_LABELLER = _width("labeller")
+MAX_VALUE = _width("value")
+MAX_CREATED_AT = _width("created_at")
+
+
+def printable(text: str, width: int | None = None) -> str:
+    """``text`` safe to show on a terminal: control characters other than newline and tab
+    (escape sequences, bell, carriage return...), lone surrogates and the bidirectional
+    overrides that reorder what is shown written as Python escapes (``\\x1b``); cut to
+    ``width`` characters (then "...") when given."""
+    if width is not None and len(text) > width:
+        text = text[:width] + "..."
+    return "".join(c if c in "\n\t" or not _unprintable(c) else ascii(c)[1:-1] for c in text)
+
+
+def _unprintable(c: str) -> bool:
+    return unicodedata.category(c) in ("Cc", "Cs") or c in _BIDI
+
+
+#: Bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069).
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def shown(value: Any, width: int = 40) -> str:
+    """A value of the user's, quoted, cut short and printable, for a message."""
+    return printable(repr(value), width)
 
 
 class LabelError(AssayError):
@@ -42,16 +89,19 @@ def normalize_value(value: Any) -> str:
     for anything else."""
     if isinstance(value, bool):
         return "pass" if value else "fail"
-    if isinstance(value, (int, float)) and float(value).is_integer():
-        return str(int(value))
-    text = str(value).strip().lower()
-    if text in _PASS:
-        return "pass"
-    if text in _FAIL:
-        return "fail"
-    if text.lstrip("-").isdigit():
-        return str(int(text))
-    raise ValueError(f"label value {value!r} must be pass, fail or an integer level")
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and abs(value) < 10**MAX_VALUE // 10:
+        return str(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _PASS:
+            return "pass"
+        if text in _FAIL:
+            return "fail"
+        if _LEVEL.fullmatch(text) and len(text) < MAX_VALUE:
+            return str(int(text))
+    raise ValueError(f"label value {shown(value)} must be pass, fail or an integer level")
 
 
 @dataclass
@@ -81,13 +131,18 @@ class LabelStore:
 
     def add(self, run_id: str, labels: Iterable[Label]) -> int:
         """Store labels for ``run_id`` (replacing a labeller's earlier label of the same
-        item); LabelError naming the trials the run does not have."""
+        item), all or none; LabelError naming the trials the run does not have, or a
+        label the store cannot keep."""
         rows = list(labels)
+        for lb in rows:
+            for name, problem in label_problems(lb):
+                where = f"{printable(lb.task_id, 80)}#{lb.trial_index}"
+                raise LabelError([Problem(run_id, None, name, f"label of trial {where}: {problem}")])
         done = self.store.completed_keys(run_id) if rows else set()
         missing = sorted({(lb.task_id, lb.trial_index) for lb in rows} - done)
         if missing:
-            shown = ", ".join(f"{t}#{i}" for t, i in missing[:5])
-            raise LabelError([Problem(run_id, None, "trial", f"run {run_id} has no trial {shown}")])
+            names = ", ".join(f"{printable(t, 80)}#{i}" for t, i in missing[:5])
+            raise LabelError([Problem(run_id, None, "trial", f"run {run_id} has no trial {names}")])
         t = schema.labels
         stamp = now_iso()
         with self.store.engine.begin() as conn:
@@ -138,52 +193,80 @@ class LabelStore:
         return out
 
 
-_FIELDS = {
-    "run_id",
-    "task_id",
-    "trial_index",
-    "grader",
-    "dimension",
-    "value",
-    "comment",
-    "labeller",
-    "created_at",
-}
-_GROUPED = {
-    "run_id",
-    "task_id",
-    "trial_index",
-    "grader",
-    "verdict",
-    "dimensions",
-    "comment",
-    "labeller",
-    "created_at",
-}
+def label_problems(label: Label) -> Iterator[tuple[str, str]]:
+    """(field, why) for each part of ``label`` the store cannot keep: text with a lone
+    surrogate or a NUL, a labeller name or time longer than its column, a time that is
+    not ISO 8601, a value that is not pass, fail or an integer level."""
+    for name in ("task_id", "grader", "dimension", "labeller", "comment", "created_at", "run_id"):
+        problem = text_problem(getattr(label, name))
+        if problem:
+            yield name, problem
+            return
+    if len(label.labeller) > MAX_LABELLER:
+        yield "labeller", f"a labeller name has at most {MAX_LABELLER} characters, not {len(label.labeller)}"
+    if label.created_at:
+        try:
+            datetime.fromisoformat(label.created_at)
+            ok = len(label.created_at) <= MAX_CREATED_AT
+        except ValueError:
+            ok = False
+        if not ok:
+            yield "created_at", f"must be an ISO 8601 time such as {now_iso()}, not {shown(label.created_at)}"
+    try:
+        normalize_value(label.value)
+    except ValueError as exc:
+        yield "value", str(exc)
 
 
-def _labels_of(row: Any, file: str, line: int) -> Iterator[Label]:
+_TEXT = ("run_id", "task_id", "grader", "dimension", "comment", "labeller", "created_at")
+_FIELDS = {*_TEXT, "trial_index", "value"}
+_GROUPED = {*_TEXT, "trial_index", "verdict", "dimensions"}
+
+
+@dataclass
+class LocatedLabel:
+    """A label read from a file, with its line and the field its value came from
+    (``value``, ``verdict`` or ``dimensions.NAME``)."""
+
+    line: int
+    field: str
+    label: Label
+
+    @property
+    def dimension_field(self) -> str:
+        """The field that named the label's dimension."""
+        return "dimension" if self.field == "value" else self.field
+
+
+def _labels_of(row: Any, file: str, line: int) -> Iterator[LocatedLabel]:
     if not isinstance(row, dict):
         raise LabelError([Problem(file, line, "", "each line must be a JSON object")])
     grouped = "verdict" in row or "dimensions" in row
     allowed = _GROUPED if grouped else _FIELDS
     for name in row:
         if name not in allowed:
-            raise LabelError([Problem(file, line, str(name), "unknown field")])
+            raise LabelError([Problem(file, line, printable(str(name), 60), "unknown field")])
     for name in ("task_id", "trial_index") + (() if grouped else ("value",)):
         if row.get(name) is None:
             raise LabelError([Problem(file, line, name, "required field is missing")])
     if not isinstance(row["trial_index"], int) or isinstance(row["trial_index"], bool):
         raise LabelError([Problem(file, line, "trial_index", "must be an integer")])
+    for name in _TEXT:
+        value = row.get(name)
+        if value is not None and not isinstance(value, str):
+            raise LabelError([Problem(file, line, name, f"must be a string, not {shown(value)}")])
+        problem = text_problem(value or "")
+        if problem:
+            raise LabelError([Problem(file, line, name, problem)])
     common: dict[str, Any] = {
-        "task_id": str(row["task_id"]),
+        "task_id": row["task_id"],
         "trial_index": row["trial_index"],
-        "grader": str(row.get("grader") or ""),
-        "labeller": str(row.get("labeller") or ""),
-        "comment": str(row.get("comment") or ""),
-        "created_at": str(row.get("created_at") or ""),
-        "run_id": str(row.get("run_id") or ""),
+        "grader": row.get("grader") or "",
+        "labeller": row.get("labeller") or "",
+        "created_at": row.get("created_at") or "",
+        "run_id": row.get("run_id") or "",
     }
+    comment = row.get("comment") or ""
     items: list[tuple[str, str, Any]] = []
     if grouped:
         if row.get("verdict") is not None:
@@ -191,48 +274,107 @@ def _labels_of(row: Any, file: str, line: int) -> Iterator[Label]:
         dims = row.get("dimensions") or {}
         if not isinstance(dims, dict):
             raise LabelError([Problem(file, line, "dimensions", "must map dimension names to levels")])
-        items.extend((f"dimensions.{k}", str(k), v) for k, v in dims.items())
+        for k, v in dims.items():
+            where = f"dimensions.{printable(k, 60)}"
+            problem = text_problem(k)
+            if problem:
+                raise LabelError([Problem(file, line, where, problem)])
+            items.append((where, k, v))
     else:
-        items.append(("value", str(row.get("dimension") or ""), row["value"]))
-    comment = common.pop("comment")
+        items.append(("value", row.get("dimension") or "", row["value"]))
     for i, (where, dimension, value) in enumerate(items):
         try:
             normalized = normalize_value(value)
         except ValueError as exc:
             raise LabelError([Problem(file, line, where, str(exc))]) from None
         # a grouped line's comment is about the grade: it goes with its first label
-        yield Label(value=normalized, dimension=dimension, comment=comment if i == 0 else "", **common)
+        label = Label(value=normalized, dimension=dimension, comment=comment if i == 0 else "", **common)
+        for name, problem in label_problems(label):
+            raise LabelError([Problem(file, line, where if name == "value" else name, problem)])
+        yield LocatedLabel(line, where, label)
 
 
-def read_jsonl(path: str | Path) -> list[Label]:
-    """Labels from a JSONL file; LabelError with ``file:line: field: message``."""
+def read_located(path: str | Path) -> list[LocatedLabel]:
+    """Labels from a JSONL file with the line each came from; LabelError with
+    ``file:line: field: message`` for a file that cannot be read or any bad line."""
     file = str(path)
     p = Path(path)
-    if not p.is_file():
-        raise LabelError([Problem(file, None, "", "no such file")])
-    labels: list[Label] = []
+    labels: list[LocatedLabel] = []
     problems: list[Problem] = []
-    with p.open(encoding="utf-8") as fh:
-        for number, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-                labels.extend(_labels_of(row, file, number))
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(file, number, "", f"invalid JSON: {exc.msg} (column {exc.colno})"))
-            except LabelError as exc:
-                problems.extend(exc.problems)
+    try:
+        if p.is_dir():
+            raise LabelError([Problem(file, None, "", "is a folder, not a file")])
+        with p.open("rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                problem = _read_line(raw, file, number, labels)
+                if problem is not None:
+                    problems.append(problem)
+    except FileNotFoundError:
+        raise LabelError([Problem(file, None, "", "no such file")]) from None
+    except OSError as exc:
+        raise LabelError([Problem(file, None, "", f"cannot read: {exc.strerror or exc}")]) from None
     if problems:
         raise LabelError(problems)
     return labels
 
 
-def write_jsonl(path: str | Path, labels: Iterable[Label]) -> int:
-    """Write labels one per line; the number written."""
+def _read_line(raw: bytes, file: str, number: int, labels: list[LocatedLabel]) -> Problem | None:
+    """Add the labels of one line to ``labels``; the line's problem, or None."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        byte = raw[exc.start]
+        return Problem(file, number, "", f"not UTF-8 text (byte 0x{byte:02x} at column {exc.start + 1})")
+    if not text.strip():
+        return None
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return Problem(file, number, "", f"invalid JSON: {exc.msg} (column {exc.colno})")
+    except RecursionError:
+        return Problem(file, number, "", "invalid JSON: nested too deeply")
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        return Problem(file, number, "", f"invalid JSON: {str(exc).split(';')[0]}")
+    try:
+        labels.extend(_labels_of(row, file, number))
+    except LabelError as exc:
+        return exc.problems[0]
+    return None
+
+
+def read_jsonl(path: str | Path) -> list[Label]:
+    """Labels from a JSONL file; LabelError with ``file:line: field: message``."""
+    return [located.label for located in read_located(path)]
+
+
+def write_jsonl(path: str | Path, labels: Iterable[Label], store: Path | None = None) -> int:
+    """Write labels one per line, the whole file or nothing (an earlier file stays as it
+    was until then); the number written. LabelError for a folder, a missing folder, the
+    SQLite file of ``store`` (or one of its side files) or a file that cannot be written."""
+    target = Path(path)
+    file = str(path)
+    if target.is_dir():
+        raise LabelError([Problem(file, None, "", "is a folder: give a file to export the labels to")])
+    if not target.parent.is_dir():
+        raise LabelError([Problem(file, None, "", f"folder {target.parent} does not exist")])
+    if store is not None and target.resolve() in {
+        Path(f"{store}{end}").resolve() for end in ("", "-wal", "-shm", "-journal")
+    }:
+        raise LabelError([Problem(file, None, "", "is the store's own file: give another file")])
+    temp: str | None = None
     n = 0
-    with Path(path).open("w", encoding="utf-8") as fh:
-        for lb in labels:
-            fh.write(json.dumps(asdict(lb), ensure_ascii=False) + "\n")
-            n += 1
+    try:
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for lb in labels:
+                fh.write(json.dumps(asdict(lb), ensure_ascii=False) + "\n")
+                n += 1
+        os.chmod(temp, stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o644)
+        os.replace(temp, target)
+    except BaseException as exc:
+        if temp is not None:
+            Path(temp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise LabelError([Problem(file, None, "", f"cannot write: {exc.strerror or exc}")]) from None
+        raise
     return n

@@ -23,12 +23,14 @@ it the record is the run exactly as stored.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import math
 import re
 import zlib
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -46,6 +48,7 @@ from pydantic import (
 )
 from sqlalchemy.exc import DataError
 
+from ..core.outputs import atomic_output, refuse_store_path
 from ..core.results import GradeResult, Outcome, RootCause, RunInfo, TaskMeta, Termination, TrialResult
 from ..core.spec import run_id_problem
 from ..core.transcript import Transcript
@@ -184,6 +187,22 @@ def _open(path: Path, mode: Literal["rt", "wt"]) -> IO[str]:
     return path.open(mode, encoding="utf-8")
 
 
+@contextmanager
+def _create(path: Path) -> Iterator[IO[str]]:
+    """``path`` written as :func:`_open` would write it (gzip: the same header, naming
+    ``path``), whole or not at all: an earlier file stays until the record is complete."""
+    if path.suffix != ".gz":
+        with atomic_output(path, "w") as fh:
+            yield fh
+        return
+    with (
+        atomic_output(path, "wb") as raw,
+        gzip.GzipFile(filename=str(path), mode="wb", fileobj=raw) as packed,
+        io.TextIOWrapper(packed, encoding="utf-8") as fh,
+    ):
+        yield fh
+
+
 def _dump(fh: IO[str], data: dict[str, Any]) -> None:
     fh.write(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str) + "\n")
 
@@ -198,10 +217,13 @@ def _assay_version() -> str | None:
 def export_run(store: Store, run_id: str, path: str | Path, redact: Redactor | None = None) -> dict[str, Any]:
     """Write run ``run_id`` of ``store`` to ``path`` as a run record; returns the counts
     (and with ``redact``, a redactor: the trials' free text redacted, each trial line
-    with its own pseudonyms; ``redacted_values`` and ``redacted_kinds`` count them)."""
+    with its own pseudonyms; ``redacted_values`` and ``redacted_kinds`` count them).
+    The file appears whole or not at all (an earlier one stays as it was until then);
+    ``path`` the store's own file is refused before anything is written."""
+    target = Path(path)
+    refuse_store_path(target, store.path, "-o")
     run_id = store.resolve(run_id)
     info = store.get_run(run_id)
-    target = Path(path)
     trials = attempts = 0
     kinds: Counter[str] = Counter()
 
@@ -213,7 +235,7 @@ def export_run(store: Store, run_id: str, path: str | Path, redact: Redactor | N
         return trial_line(result, transcript)
 
     try:
-        with _open(target, "wt") as fh:
+        with _create(target) as fh:
             header = {
                 "kind": "header",
                 "schema": RECORD_SCHEMA,

@@ -10,12 +10,15 @@ run twice gives the same ids.
 
 from __future__ import annotations
 
+import atexit
 import json
 import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from ..core.outputs import AtomicOutput
 from ..errors import AssayError
 from .outspan import OutSpan, OutTrace
 
@@ -85,15 +88,35 @@ def otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
 
 class OtlpJsonExporter:
     """A span exporter writing OTLP-JSON, one ``{"resourceSpans": [...]}`` per line
-    (the OpenTelemetry Collector's file format)."""
+    (the OpenTelemetry Collector's file format).
+
+    A file named by its path appears at shutdown, whole: until then the lines go to a
+    temporary file next to it. When a line could not be written (a full disk), or the
+    process ends before shutdown (Ctrl-C, an error midway), the temporary file is
+    dropped and an earlier file stays as it was; shutdown then raises
+    :class:`AssayError`. A path that cannot be written is an :class:`AssayError` at once."""
 
     def __init__(self, target: str | Path | IO[str]):
-        self._own = isinstance(target, (str, Path))
-        self._fh: IO[str] = (
-            open(target, "w", encoding="utf-8")  # noqa: SIM115  (closed by shutdown)
-            if isinstance(target, (str, Path))
-            else target
-        )
+        self._output: AtomicOutput | None = None
+        if isinstance(target, (str, Path)):
+            try:
+                self._output = AtomicOutput(target)
+            except IsADirectoryError:
+                raise AssayError(
+                    f"{target} is a directory; give a file name such as run.otlp.jsonl"
+                ) from None
+            except FileNotFoundError:
+                raise AssayError(
+                    f"cannot write the traces to {target}: its folder {Path(target).parent} does not exist"
+                ) from None
+            except OSError as exc:
+                raise AssayError(f"cannot write the traces to {target}: {exc.strerror or exc}") from None
+            self._fh: IO[str] = self._output.file
+            _UNFINISHED.add(self)
+        else:
+            self._fh = target
+        self._target = target
+        self._failed: OSError | None = None
         self._lock = threading.Lock()
         self.lines = 0
 
@@ -103,21 +126,64 @@ class OtlpJsonExporter:
         if spans:
             line = json.dumps(otlp_json(spans), ensure_ascii=False, separators=(",", ":"))
             with self._lock:
-                self._fh.write(line + "\n")
+                if self._failed is not None or self._fh.closed:
+                    return SpanExportResult.FAILURE
+                try:
+                    self._fh.write(line + "\n")
+                except OSError as exc:  # said once, at shutdown
+                    self._failed = exc
+                    return SpanExportResult.FAILURE
                 self.lines += 1
         return SpanExportResult.SUCCESS
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         with self._lock:
-            self._fh.flush()
+            if self._failed is not None or self._fh.closed:
+                return False
+            try:
+                self._fh.flush()
+            except OSError as exc:
+                self._failed = exc
+                return False
         return True
 
     def shutdown(self) -> None:
         with self._lock:
-            if self._own:
-                self._fh.close()
-            else:
-                self._fh.flush()
+            _UNFINISHED.discard(self)
+            output, self._output = self._output, None
+            if output is None:  # not ours (or shut down already)
+                if not self._fh.closed:
+                    self._fh.flush()
+                return
+            try:
+                if self._failed is not None:
+                    output.discard()
+                    raise self._failed
+                output.commit()
+            except OSError as exc:
+                raise AssayError(
+                    f"cannot write the traces to {self._target}: {exc.strerror or exc} "
+                    "(the file is left as it was)"
+                ) from None
+
+    def abandon(self) -> None:
+        """Drop what was written (the process is ending before shutdown)."""
+        with self._lock:
+            _UNFINISHED.discard(self)
+            output, self._output = self._output, None
+            if output is not None:
+                output.discard()
+
+
+_UNFINISHED: weakref.WeakSet[OtlpJsonExporter] = weakref.WeakSet()
+"""Files being written by an exporter not shut down yet."""
+
+
+def _abandon_unfinished() -> None:
+    """At exit, before the SDK shuts its providers down (which would put a half-written
+    file in place): drop the files of exports that never finished."""
+    for exporter in list(_UNFINISHED):
+        exporter.abandon()
 
 
 class _Ids:
@@ -174,6 +240,10 @@ class OtelEmitter:
             else SimpleSpanProcessor(exporter)
         )
         self.provider.add_span_processor(processor)
+        # Exit handlers run last registered first: this one, moved after the provider's own
+        # (which shuts it down at exit), drops unfinished files before that would keep them.
+        atexit.unregister(_abandon_unfinished)
+        atexit.register(_abandon_unfinished)
         self._tracer = self.provider.get_tracer("assay.traces", assay_version)
         self._lock = threading.Lock()
         self.spans = 0
