@@ -168,16 +168,18 @@ def replicate(
         "--seed", str(r), "--run-id", base, "--store", str(store), "-j", "32", "--json")  # fmt: skip
     for truth, pb in (("H0", P0), ("+MDE", P0 + args.paired_mde)):
         sc = scenarios[f"{tasks}/{agents.name}/paired/{truth}"]
+        tag = truth.lstrip("+")  # a run id takes no "+"
         out = cli("run", "--until-decided", "--against", base, "--mde", str(args.paired_mde),
                   *agent_args(pb, agents, "candidate", args.latency_ms),
-                  "--run-id", f"p-{truth}-{agents.name}-{r}",
+                  "--run-id", f"p-{tag}-{agents.name}-{r}",
                   *common, *rounds, "--json")  # fmt: skip
         sc.docs.append(json.loads(out))
     for truth, p in (("H0", P0), ("+MDE", P0 + args.rate_mde)):
         sc = scenarios[f"{tasks}/{agents.name}/rate/{truth}"]
+        tag = truth.lstrip("+")
         out = cli("run", str(suite), "--until-decided", "--threshold", str(P0), "--mde", str(args.rate_mde),
                   *agent_args(p, agents, "candidate", args.latency_ms, coupling=0.0), "--seed", str(r),
-                  "--run-id", f"r-{truth}-{agents.name}-{r}", *common, *rounds, "--json")  # fmt: skip
+                  "--run-id", f"r-{tag}-{agents.name}-{r}", *common, *rounds, "--json")  # fmt: skip
         sc.docs.append(json.loads(out))
 
 
