@@ -19,7 +19,8 @@ import assay
 from assay.core.results import TrialResult
 from assay.errors import RecordError
 from assay.store import Store
-from assay.store.record import export_run, import_run
+from assay.store.record import export_run
+from assay.store.record_import import import_run
 
 Lines = list[dict[str, Any]]
 TRIAL, ATTEMPT = 1, 3  # indexes in the record: header, two trials, an attempt, the end line
@@ -241,7 +242,7 @@ def test_an_unsafe_run_id_given_to_the_import(run_id: str, record: Lines, tmp_pa
 def test_records_that_assay_writes_still_import(record: Lines, tmp_path: Path) -> None:
     """The record as exported, with its attempt, imports whole; every field of a trial's
     record is one the import checks."""
-    from assay.store.record import _TrialRecord
+    from assay.store.record_import import _TrialRecord
 
     result, _, store = _import(tmp_path, record)
     assert result.code == 0, result

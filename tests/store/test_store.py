@@ -22,7 +22,8 @@ from assay.errors import ResumeError
 from assay.metrics import FrameExtras, summarize
 from assay.runner.api import Run
 from assay.store import Store
-from assay.store.record import export_run, import_run
+from assay.store.record import export_run
+from assay.store.record_import import import_run
 
 ROOT = Path(__file__).parents[2]
 

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ..store.record import RECORD_SCHEMA, export_run, import_run
+from ..store.record import RECORD_SCHEMA, export_run
+from ..store.record_import import import_run
 from ..store.store import Store
 from .app import JsonOpt, StoreOpt, app, err, print_json
 from .imports import import_app

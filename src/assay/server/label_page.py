@@ -4,12 +4,12 @@ verdict, for ``assay calibrate`` (the same labels ``assay label`` stores)."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
-from sqlalchemy import String, select
+from sqlalchemy import select
 
 from ..core.results import GradeResult
 from ..errors import AssayError
@@ -18,7 +18,7 @@ from ..graders.judge_prompt import render_transcript
 from ..graders.registry import is_judge_kind
 from ..store import Store, schema
 from ..store.codec import grade_from_row
-from ..store.labels import Label, LabelStore, normalize_value
+from ..store.labels import MAX_LABELLER, Label, LabelStore, normalize_value
 from .app import render
 from .holdout import looked_in_store
 from .redaction import load_trial
@@ -26,8 +26,6 @@ from .security import check_token
 
 router = APIRouter()
 
-#: Longest labeller name the form takes: the width of the store's ``labels.labeller``.
-MAX_LABELLER = cast(String, schema.labels.c.labeller.type).length or 100
 #: Longest comment the form takes, in characters.
 MAX_COMMENT = 10_000
 

@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import stat
-import tempfile
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -31,6 +28,7 @@ from typing import Any, cast
 
 from sqlalchemy import String, and_, delete, select
 
+from ..core.outputs import atomic_output, refuse_store_path
 from ..core.sources import text_problem
 from ..errors import AssayError, Problem
 from . import schema
@@ -357,24 +355,16 @@ def write_jsonl(path: str | Path, labels: Iterable[Label], store: Path | None = 
         raise LabelError([Problem(file, None, "", "is a folder: give a file to export the labels to")])
     if not target.parent.is_dir():
         raise LabelError([Problem(file, None, "", f"folder {target.parent} does not exist")])
-    if store is not None and target.resolve() in {
-        Path(f"{store}{end}").resolve() for end in ("", "-wal", "-shm", "-journal")
-    }:
-        raise LabelError([Problem(file, None, "", "is the store's own file: give another file")])
-    temp: str | None = None
+    try:
+        refuse_store_path(target, store, "--export")
+    except AssayError:
+        raise LabelError([Problem(file, None, "", "is the store's own file: give another file")]) from None
     n = 0
     try:
-        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with atomic_output(target) as fh:
             for lb in labels:
                 fh.write(json.dumps(asdict(lb), ensure_ascii=False) + "\n")
                 n += 1
-        os.chmod(temp, stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o644)
-        os.replace(temp, target)
-    except BaseException as exc:
-        if temp is not None:
-            Path(temp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise LabelError([Problem(file, None, "", f"cannot write: {exc.strerror or exc}")]) from None
-        raise
+    except OSError as exc:
+        raise LabelError([Problem(file, None, "", f"cannot write: {exc.strerror or exc}")]) from None
     return n
