@@ -31,6 +31,7 @@ import assay
 from assay.core.outputs import atomic_output, refuse_store_path
 from assay.errors import AssayError
 from assay.store import Store
+from assay.store.badcases import list_badcases
 
 ROOT = Path(__file__).parents[2]
 POLICY = str(ROOT / "examples" / "gate.yaml")
@@ -45,6 +46,7 @@ COMMANDS: dict[str, tuple[str, Callable[[str], list[str]]]] = {
     "gate-junit": ("--junit", lambda out: ["gate", "r1", "--policy", POLICY, "--junit", out]),
     "compare-markdown": ("--markdown", lambda out: ["compare", "r1", "r2", "--markdown", out]),
     "export-traces": ("-o", lambda out: ["export-traces", "r1", "--format", "otlp-json", "-o", out]),
+    "badcase-export": ("-o", lambda out: ["badcase", "export", "-o", out]),
 }
 OUTPUT_NAMES = {
     "export": "run.jsonl",
@@ -54,6 +56,7 @@ OUTPUT_NAMES = {
     "gate-junit": "junit.xml",
     "compare-markdown": "compare.md",
     "export-traces": "run.otlp.jsonl",
+    "badcase-export": "badcases.jsonl",
 }
 REFUSED = [name for name in COMMANDS if name != "export-gz"]
 
@@ -66,6 +69,11 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assay.run("retail", agent="builtin:retail-careful", trials=1, task_ids=TASKS, store=store, run_id="r1")
     assay.run("retail", agent="builtin:retail-hasty", trials=1, task_ids=TASKS, store=store, run_id="r2")
     store.close()
+    proposed = assay_main("badcase", "from-run", "r2", "--store", str(path))  # r2's failures, to export
+    assert proposed.code == 0, proposed.stderr
+    store = Store(path)
+    assert list_badcases(store)
+    store.close()  # the copies take the file alone
     return path
 
 
@@ -258,6 +266,37 @@ def test_export_traces_stopped_midway_keeps_the_earlier_file(db: Path, tmp_path:
     assert proc.returncode == 130, proc.stderr
     assert target.read_text() == "earlier\n"
     assert [p.name for p in folder.iterdir()] == [target.name]
+
+
+def test_run_until_decided_markdown_naming_the_store_is_refused_before_any_trial(db: Path) -> None:
+    before = digest(db)
+    result = assay_main(
+        "run", "--until-decided", "--agent", "builtin:retail-hasty", "--against", "r1",
+        "--markdown", str(db), "--store", str(db),
+    )  # fmt: skip
+    assert result.code == 2, result.stderr
+    assert one_line_error(result).startswith(f"error: --markdown {db} is the store the run is read from")
+    assert digest(db) == before and run_ids(db) == {"r1", "r2"}
+
+
+def test_redact_output_full_disk_midway_keeps_the_earlier_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "transcript.txt"
+    source.write_text("write to lena@example.com about order #W1234567\n" * 50)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    target = folder / "redacted.txt"
+    target.write_text("earlier\n")
+    hits = full_disk_in(folder, monkeypatch)
+    result = assay_main("redact", str(source), "-o", str(target))
+    monkeypatch.undo()
+    assert hits and result.code == 2, result.stderr
+    assert "No space left on device" in one_line_error(result)
+    assert target.read_text() == "earlier\n" and [p.name for p in folder.iterdir()] == [target.name]
+    again = assay_main("redact", str(source), "-o", str(target))
+    assert again.code == 0, again.stderr
+    assert "lena@example.com" not in target.read_text() and "<EMAIL_1>" in target.read_text()
 
 
 # -- export-traces: an output that cannot be a file ----------------------------------------

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ..core.outputs import atomic_output, refuse_store_path
 from ..errors import AssayError
 from ..lifecycle.badcase import LAYERS, SEVERITIES, STATUSES, Badcase, Link, apply_changes
 from ..lifecycle.clustering import DEFAULT_THRESHOLD
@@ -322,13 +323,16 @@ def export(
 
     Example: assay badcase export -o badcases.jsonl
     """
-    cases = list_badcases(Store(store), status=status, suite=suite)
+    st = Store(store)
+    refuse_store_path(output, st.path, "-o")
+    cases = list_badcases(st, status=status, suite=suite)
     text = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n" for c in cases)
     if output is None:
         typer.echo(text, nl=False)
         return
     try:
-        output.write_text(text, encoding="utf-8")
+        with atomic_output(output) as fh:  # whole or not at all
+            fh.write(text)
     except OSError as exc:
         raise AssayError(f"cannot write {output}: {exc.strerror or exc}") from None
     err.print(f"{len(cases)} badcases written to {output}")

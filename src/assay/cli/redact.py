@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from ..core.outputs import atomic_output
 from ..core.sources import MAX_DEPTH, ProblemError, check_text
 from ..errors import AssayError
 from ..redact import Redactor, load_config
@@ -143,7 +144,8 @@ def redact(
         sys.stdout.write(text)
     elif output is not None:
         try:
-            Path(output).write_text(text, encoding="utf-8")
+            with atomic_output(output) as fh:  # whole or not at all
+                fh.write(text)
         except OSError as exc:
             raise AssayError(f"-o {output}: cannot write: {exc.strerror}") from None
     report = {

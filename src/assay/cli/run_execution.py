@@ -171,6 +171,7 @@ def _adaptive(spec: RunSpec, markdown: Path | None, as_json: bool) -> None:
             "crossed flags (--flag NAME=A/B, --flag-matrix) run an experiment with plain assay run, "
             "not --until-decided"
         )
+    from ..core.outputs import refuse_store_path
     from ..report.markdown import adaptive_markdown
     from .decide import show_markdown, write_text
 
@@ -182,6 +183,7 @@ def _adaptive(spec: RunSpec, markdown: Path | None, as_json: bool) -> None:
             )
 
     store = Store(spec.store)
+    refuse_store_path(markdown, store.path, "--markdown")  # before any trial runs
 
     def start(p: _Progress) -> Any:
         return run_until_decided_async(spec, store=store, progress=p.result, on_round=on_round)
