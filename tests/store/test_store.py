@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pydantic_core import PydanticSerializationError
 from tests.compare.fakes import FakeRun
 from tests.server.support import AGENT, SUITE, toy_runs
 
@@ -262,3 +263,36 @@ def test_per_task_sums_follow_writes_retries_and_migration(
     kept, rows = _kept_sums(reopened, flaky.run_id), _sums_from_rows(reopened, flaky.run_id)
     assert kept.keys() == rows.keys()
     assert all(kept[k][1] == rows[k][1] and kept[k][0] == pytest.approx(rows[k][0]) for k in rows)
+
+
+def test_text_that_is_not_unicode_is_stored_with_replacement_characters(runs: tuple[Store, Run, Run]) -> None:
+    """A lone surrogate (a model endpoint's JSON ``\\ud800`` escape decodes to one) in a
+    message, a grade's reason or a record field: the trial is stored with U+FFFD in its
+    place; an encoder error of another cause is raised as it was."""
+    store, careful, _ = runs
+    first = store.load_results(careful.run_id)[0]
+    transcript = store.load_transcript(careful.run_id, first.task_id, first.trial_index)
+    assert transcript is not None and transcript.messages
+    message = transcript.messages[-1]
+    odd = replace(
+        first,
+        trial_index=first.trial_index + 20,
+        error_category="odd \ud800",
+        grades=[replace(first.grades[0], reason="quoted \udc80 text")],
+        transcript=replace(
+            transcript,
+            messages=[*transcript.messages[:-1], replace(message, content="x\ud83d")],
+        ),
+    )
+    assert store.write_trials([odd]) == 1
+    [back] = store.load_trials(careful.run_id, [odd.key])
+    assert back.error_category == "odd \ufffd" and back.grades[0].reason == "quoted \ufffd text"
+    kept = store.load_transcript(careful.run_id, first.task_id, odd.trial_index)
+    assert kept is not None and kept.messages[-1].content == "x\ufffd"
+    assert odd.error_category == "odd \ud800"  # the caller's result is left as it was
+    assert transcript.spans
+    spans = [replace(transcript.spans[0], attributes={"thing": object()})]
+    broken = replace(first, trial_index=first.trial_index + 21, transcript=replace(transcript, spans=spans))
+    with pytest.raises(PydanticSerializationError):
+        store.write_trials([broken])
+    assert store.load_trials(careful.run_id, [broken.key]) == []

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from typer.core import TyperCommand, TyperGroup
 
+from ..core.terminal import terminal_json
 from .commands import COMMANDS
 
 
@@ -140,7 +141,9 @@ JsonOpt = Annotated[
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    """``data`` as indented JSON on stdout; characters a terminal would act on (escape
+    sequences, bidirectional overrides) and lone surrogates written as JSON escapes."""
+    sys.stdout.write(terminal_json(json.dumps(data, indent=2, ensure_ascii=False, default=str)) + "\n")
 
 
 def parse_params(items: list[str], option: str = "--param") -> dict[str, Any]:

@@ -18,6 +18,7 @@ from ..compare.judging import calibrate, judge_runs
 from ..core.problem import Problem
 from ..core.results import TrialResult
 from ..core.sources import text_problem
+from ..core.terminal import printable, shown
 from ..errors import AssayError
 from ..graders.calibration import TRIAL, GraderCalibration, needs_review
 from ..graders.files import GraderFileError
@@ -34,9 +35,7 @@ from ..store.labels import (
     LabelError,
     LabelStore,
     LocatedLabel,
-    printable,
     read_located,
-    shown,
     write_jsonl,
 )
 from ..store.store import Store

@@ -13,8 +13,20 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.results import TrialResult
+from ..core.terminal import printable
 from ..core.transcript import Transcript
 from ..metrics.summary_model import Interval, ModelTiming, RunSummary
+
+
+def _text(text: str, style: str = "") -> Text:
+    """Text of a trial (a message, a tool result, a reason) as shown: what a terminal
+    would act on (escape sequences, a carriage return) written as escapes."""
+    return Text(printable(text), style=style)
+
+
+def _esc(text: str) -> str:
+    """The same, for a markup string."""
+    return escape(printable(text))
 
 
 def _pct(x: float | None) -> str:
@@ -38,9 +50,9 @@ def _head(summary: RunSummary) -> Table:
     run, o = summary.run, summary.overall
     head = Table.grid(padding=(0, 2))
     if run is not None:
-        head.add_row("run", f"[bold]{escape(run.run_id)}[/] ({run.status})")
-        head.add_row("suite", escape(f"{run.suite.name} v{run.suite.version} · hash {run.suite.hash}"))
-        head.add_row("agent", escape(f"{run.config.agent} · user {run.config.user} · seed {run.seed}"))
+        head.add_row("run", f"[bold]{_esc(run.run_id)}[/] ({run.status})")
+        head.add_row("suite", _esc(f"{run.suite.name} v{run.suite.version} · hash {run.suite.hash}"))
+        head.add_row("agent", _esc(f"{run.config.agent} · user {run.config.user} · seed {run.seed}"))
         head.add_row(
             "trials",
             f"{run.completed_trials}/{run.planned_trials} ({run.trials_per_task} per task, {o.tasks} tasks)"
@@ -55,7 +67,7 @@ def _head(summary: RunSummary) -> Table:
     head.add_row("pass@k", _curve(o.pass_at_k, o.pass_at_k_ci))
     head.add_row("usage", _usage(summary))
     for model, timing in summary.usage.by_model.items():
-        head.add_row("", escape(f"{model}: {_timing(timing)}"))
+        head.add_row("", _esc(f"{model}: {_timing(timing)}"))
     if summary.safety is not None:
         head.add_row("safety", _safety(summary))
     ex = summary.excluded
@@ -63,11 +75,11 @@ def _head(summary: RunSummary) -> Table:
         head.add_row(
             "[yellow]excluded[/]",
             f"[yellow]{ex.trials} trials ({_pct(ex.share)}) not the agent's doing: "
-            f"{escape(', '.join(f'{k} {v}' for k, v in ex.by_termination.items()))}[/]",
+            f"{_esc(', '.join(f'{k} {v}' for k, v in ex.by_termination.items()))}[/]",
         )
     skipped = summary.skipped_verdicts()
     if skipped:
-        which = escape(", ".join(f"{name} {n}" for name, n in skipped.items()))
+        which = _esc(", ".join(f"{name} {n}" for name, n in skipped.items()))
         head.add_row(
             "[yellow]skipped[/]",
             f"[yellow]{sum(skipped.values())} grader verdicts skipped ({which}); "
@@ -130,7 +142,7 @@ def _strata(summary: RunSummary) -> Table:
         strata.add_column(col, justify="right" if col != "stratum" else "left")
     for name, g in summary.by_stratum.items():
         strata.add_row(
-            escape(name),
+            _esc(name),
             str(g.tasks),
             str(g.trials),
             _pct(g.success_rate),
@@ -150,10 +162,10 @@ def render_summary(summary: RunSummary, console: Console, max_failing: int = 30)
         for t in sorted(failing, key=lambda t: (t.success_rate or 0.0, t.task_id))[:max_failing]:
             rewards = "".join("✓" if r == 1 else "✗" if r == 0 else "?" for r in t.rewards)
             table.add_row(
-                escape(t.task_id),
+                _esc(t.task_id),
                 t.stratum,
                 rewards,
-                escape(", ".join(f"{k}×{v}" for k, v in t.failures.items())),
+                _esc(", ".join(f"{k}×{v}" for k, v in t.failures.items())),
             )
         console.print(table)
         if len(failing) > max_failing:
@@ -161,7 +173,7 @@ def render_summary(summary: RunSummary, console: Console, max_failing: int = 30)
                 f"… and {len(failing) - max_failing} more: `assay show RUN --json` lists every task"
             )
     term = ", ".join(f"{k} {v}" for k, v in summary.terminations.items())
-    console.print(f"terminations: {escape(term)}")
+    console.print(f"terminations: {_esc(term)}")
 
 
 def render_runs(rows: list[dict[str, Any]], console: Console) -> None:
@@ -179,20 +191,20 @@ def render_runs(rows: list[dict[str, Any]], console: Console) -> None:
     for r in rows:
         mean = "-" if r["mean_reward"] is None else f"{r['mean_reward']:.3f}"
         cells = [
-            escape(r["run_id"]),
+            _esc(r["run_id"]),
             r["created_at"][5:16].replace("T", " "),
             r["status"],
             f"{r['completed']}/{r['planned_trials']}",
             mean,
         ]
         if wide:
-            cells += [escape(f"{r['suite_name']} v{r['suite_version']}"), escape(r["agent"])]
+            cells += [_esc(f"{r['suite_name']} v{r['suite_version']}"), _esc(r["agent"])]
         table.add_row(*cells)
     console.print(table)
 
 
 def render_trials(results: list[TrialResult], console: Console) -> None:
-    table = Table(title=f"trials of {escape(results[0].task_id)}" if results else "trials", show_edge=False)
+    table = Table(title=f"trials of {_esc(results[0].task_id)}" if results else "trials", show_edge=False)
     for col in ("trial", "reward", "termination", "turns", "tool calls", "verdicts"):
         table.add_column(col)
     for r in results:
@@ -205,7 +217,7 @@ def render_trials(results: list[TrialResult], console: Console) -> None:
             r.termination,
             f"{r.metrics.get('turns', 0):g}",
             f"{r.metrics.get('tool_calls', 0):g}",
-            escape(verdicts),
+            _esc(verdicts),
         )
     console.print(table)
 
@@ -226,7 +238,7 @@ def _change_lines(change: dict[str, Any], context: int = 2, limit: int = 40) -> 
 def render_transcript(result: TrialResult, transcript: Transcript | None, console: Console) -> None:
     """A trial as a person reads it: the conversation, tool calls and results, the
     state diff and every grader's verdict with its reason."""
-    console.rule(escape(f"{result.task_id} · trial {result.trial_index} · seed {result.seed}"))
+    console.rule(_esc(f"{result.task_id} · trial {result.trial_index} · seed {result.seed}"))
     if transcript is None:
         console.print("[dim]no transcript stored[/]")
     else:
@@ -234,28 +246,28 @@ def render_transcript(result: TrialResult, transcript: Transcript | None, consol
         for m in transcript.messages:
             if m.role == "user":
                 if m.content or not m.tool_calls:
-                    console.print(Text("user  ", style="bold cyan") + Text(m.content))
+                    console.print(Text("user  ", style="bold cyan") + _text(m.content))
                 for call in m.tool_calls:  # dual control: the user's own tools
                     args = json.dumps(call.arguments, ensure_ascii=False)
                     console.print(
-                        Text("  ⇒ user tool ", style="cyan") + Text(f"{call.name}({args})", style="cyan")
+                        Text("  ⇒ user tool ", style="cyan") + _text(f"{call.name}({args})", style="cyan")
                     )
             elif m.role == "tool" and m.tool_call_id in user_calls:
                 style = "red" if m.error else "cyan"
                 content = m.content if len(m.content) < 300 else m.content[:300] + " …"
-                console.print(Text("  ⇐ ", style=style) + Text(content, style=style))
+                console.print(Text("  ⇐ ", style=style) + _text(content, style=style))
             elif m.role == "assistant":
                 if m.content:
-                    console.print(Text("agent ", style="bold green") + Text(m.content))
+                    console.print(Text("agent ", style="bold green") + _text(m.content))
                 for call in m.tool_calls:
                     args = json.dumps(call.arguments, ensure_ascii=False)
                     console.print(
-                        Text("  → ", style="magenta") + Text(f"{call.name}({args})", style="magenta")
+                        Text("  → ", style="magenta") + _text(f"{call.name}({args})", style="magenta")
                     )
             elif m.role == "tool":
                 style = "red" if m.error else "dim"
                 content = m.content if len(m.content) < 300 else m.content[:300] + " …"
-                console.print(Text("  ← ", style=style) + Text(content, style=style))
+                console.print(Text("  ← ", style=style) + _text(content, style=style))
     outcome = result.outcome
     if outcome is not None:
         lines = [f"termination: {outcome.termination}" + (f" ({outcome.error})" if outcome.error else "")]
@@ -266,11 +278,11 @@ def render_transcript(result: TrialResult, transcript: Transcript | None, consol
                 lines.append(f"  {c['op']} {c['table']} {c['key']}")
         if not outcome.diff:
             lines.append("  state unchanged")
-        console.print(Panel(Text("\n".join(lines)), title="outcome", expand=False))
+        console.print(Panel(_text("\n".join(lines)), title="outcome", expand=False))
     verdicts = []
     for g in result.grades:
         mark = "[yellow]skipped[/]" if g.skipped else "[green]pass[/]" if g.passed else "[red]FAIL[/]"
-        verdicts.append(f"{mark} {escape(g.grader)}: {escape(g.reason)}")
+        verdicts.append(f"{mark} {_esc(g.grader)}: {_esc(g.reason)}")
     reward = "excluded" if result.reward is None else str(result.reward)
     console.print(
         Panel(

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import zlib
-from dataclasses import replace
+from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_json
 
 from ..core.results import GradeResult, Outcome, TrialResult
@@ -38,6 +39,42 @@ def encode_record(result: TrialResult) -> str:
         outcome = replace(result.outcome, final_state=None)
         record["outcome"] = _outcome.dump_python(outcome, mode="json")
     return to_json(record, inf_nan_mode="constants", fallback=str).decode()
+
+
+#: An unpaired surrogate: a ``str`` can hold one (a JSON ``\\ud800`` escape from a model
+#: endpoint decodes to it), but it is not Unicode text: no encoder writes it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unicode_text(value: Any) -> Any:
+    """``value`` with every unpaired surrogate of its text replaced by U+FFFD (strings,
+    lists, dicts and their keys, dataclasses and pydantic models, walked through; a
+    copy where anything changed, else ``value`` itself): what the store keeps of a
+    trial whose text an encoder refused."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list | tuple):
+        items = [unicode_text(v) for v in value]
+        changed = any(a is not b for a, b in zip(items, value, strict=True))
+        return type(value)(items) if changed else value
+    if isinstance(value, dict):
+        pairs = [(unicode_text(k), unicode_text(v)) for k, v in value.items()]
+        changed = any(
+            k is not k0 or v is not v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)
+        )
+        return dict(pairs) if changed else value
+    if isinstance(value, BaseModel):
+        names = type(value).model_fields
+        update = {n: c for n in names if (c := unicode_text(getattr(value, n))) is not getattr(value, n)}
+        return value.model_copy(update=update) if update else value
+    if is_dataclass(value) and not isinstance(value, type):
+        update = {
+            f.name: c
+            for f in fields(value)
+            if f.init and (c := unicode_text(getattr(value, f.name))) is not getattr(value, f.name)
+        }
+        return replace(value, **update) if update else value
+    return value
 
 
 def decode_record(text: str, grades: list[GradeResult]) -> TrialResult:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -30,6 +29,7 @@ from sqlalchemy import String, and_, delete, select
 
 from ..core.outputs import atomic_output, refuse_store_path
 from ..core.sources import text_problem
+from ..core.terminal import printable, shown
 from ..errors import AssayError, Problem
 from . import schema
 from .store import Store, now_iso
@@ -47,29 +47,6 @@ def _width(column: str) -> int:
 MAX_LABELLER = _width("labeller")
 MAX_VALUE = _width("value")
 MAX_CREATED_AT = _width("created_at")
-
-
-def printable(text: str, width: int | None = None) -> str:
-    """``text`` safe to show on a terminal: control characters other than newline and tab
-    (escape sequences, bell, carriage return...), lone surrogates and the bidirectional
-    overrides that reorder what is shown written as Python escapes (``\\x1b``); cut to
-    ``width`` characters (then "...") when given."""
-    if width is not None and len(text) > width:
-        text = text[:width] + "..."
-    return "".join(c if c in "\n\t" or not _unprintable(c) else ascii(c)[1:-1] for c in text)
-
-
-def _unprintable(c: str) -> bool:
-    return unicodedata.category(c) in ("Cc", "Cs") or c in _BIDI
-
-
-#: Bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069).
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def shown(value: Any, width: int = 40) -> str:
-    """A value of the user's, quoted, cut short and printable, for a message."""
-    return printable(repr(value), width)
 
 
 class LabelError(AssayError):

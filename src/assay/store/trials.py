@@ -6,13 +6,14 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any
 
+from pydantic_core import PydanticSerializationError
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
 
 from ..core.results import TrialResult
 from ..core.transcript import Transcript
 from . import bulk, schema, sums
-from .codec import decode_record, decode_transcript, grade_from_row
+from .codec import decode_record, decode_transcript, grade_from_row, unicode_text
 from .rows import _of_keys, _rows
 
 
@@ -38,7 +39,10 @@ class TrialRecords:
         how many were written."""
         if not results:
             return 0
-        rows = [_rows(r) for r in results]
+        try:
+            rows = [_rows(r) for r in results]
+        except (UnicodeEncodeError, PydanticSerializationError) as exc:
+            return self._write_unicode(results, exc)
         try:
             with self.engine.begin() as conn:
                 self._insert(conn, schema.trials, [r[0] for r in rows])
@@ -52,8 +56,19 @@ class TrialRecords:
         except IntegrityError:
             if len(results) == 1:
                 return 0
+        except UnicodeEncodeError as exc:  # the driver refused a text column's value
+            return self._write_unicode(results, exc)
         # some were already there (another writer): write the others one by one
         return sum(self.write_trials([r]) for r in results)
+
+    def _write_unicode(self, results: list[TrialResult], error: Exception) -> int:
+        """Write trials whose text holds an unpaired surrogate (no encoder writes one: a
+        model endpoint's JSON ``\\ud800`` escape decodes to it) with U+FFFD in its
+        place; ``error`` (the encoder's) is raised if that was not its cause."""
+        cleaned = [unicode_text(r) for r in results]
+        if all(c is r for c, r in zip(cleaned, results, strict=True)):
+            raise error
+        return self.write_trials(cleaned)
 
     def _insert(self, conn: Any, table: Any, rows: list[dict[str, Any]]) -> None:
         """Insert many rows. With positional DBAPI placeholders (SQLite, psycopg) they go

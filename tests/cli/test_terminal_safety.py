@@ -1,0 +1,80 @@
+"""What an agent says is shown, never obeyed: escape sequences, C1 controls, carriage
+returns and bidirectional overrides in a transcript are printed as escapes by
+``assay show`` (text and ``--json``), and a lone surrogate (a model endpoint's JSON
+``\\ud800`` escape decodes to one) is stored as U+FFFD instead of stopping the run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.support.cli import assay_main
+
+from assay.core.terminal import printable, shown, terminal_json
+
+HOSTILE = "hello \x1b[2J\x1b]52;c;ZXZpbA==\x07 \x9b31m \u202egnp.exe\r hidden \ud800 end"
+RAW = ["\x1b", "\x07", "\x9b", "\u202e", "\r", "\ud800"]
+
+SUITE = """\
+name: hostile
+defaults: {trials: 1}
+tasks:
+  - id: t
+    user: {opening: "Say hello."}
+    graders:
+      - text: {contains: hello}
+"""
+
+
+def hostile(conversation: object) -> str:
+    return HOSTILE
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    (tmp_path / "suite.yaml").write_text(SUITE)
+    store = tmp_path / "s.db"
+    ran = assay_main(
+        "run", str(tmp_path / "suite.yaml"), "--agent", "python:tests.cli.test_terminal_safety:hostile",
+        "--store", str(store), "--run-id", "h",
+    )  # fmt: skip
+    assert ran.code == 0, ran.stderr[-2000:]
+    return store
+
+
+def test_a_lone_surrogate_is_stored_as_a_replacement_character(db: Path) -> None:
+    doc = json.loads(
+        assay_main("show", "h", "--task", "t", "--trial", "0", "--json", "--store", str(db)).stdout
+    )
+    said = [m["content"] for m in doc["transcript"]["messages"] if m["role"] == "assistant"]
+    assert said == [HOSTILE.replace("\ud800", "\ufffd")]
+    assert [t["reward"] for t in doc["trials"]] == [1]  # graded on what the agent said
+
+
+def test_show_prints_a_transcript_as_escapes(db: Path) -> None:
+    text = assay_main(
+        "show", "h", "--task", "t", "--trial", "0", "--store", str(db), env={"COLUMNS": "300"}
+    ).stdout
+    line = next(x for x in text.splitlines() if x.startswith("agent "))
+    assert line == "agent " + printable(HOSTILE.replace("\ud800", "\ufffd"))
+    assert "\\x1b[2J" in line and "\\x9b" in line and "\\u202e" in line and "\\r" in line
+    assert not any(c in text for c in RAW), text
+
+
+def test_json_output_escapes_what_a_terminal_would_act_on(db: Path) -> None:
+    out = assay_main("show", "h", "--task", "t", "--trial", "0", "--json", "--store", str(db)).stdout
+    assert not any(c in out for c in RAW)
+    assert "\\u009b31m" in out and "\\u202egnp" in out
+
+
+def test_printable_and_terminal_json() -> None:
+    assert printable("plain ✓ text\n\tindented") == "plain ✓ text\n\tindented"
+    assert printable("a\x1b[31mb\rc\u2066d\ud800") == "a\\x1b[31mb\\rc\\u2066d\\ud800"
+    assert printable("x" * 10, width=4) == "xxxx..."
+    assert shown("\x1b") == "'\\x1b'"
+    data = {"k\x9b": ["\x7f", "\u202e", "\ud800", "ok ✓", "\x1b"]}
+    text = terminal_json(json.dumps(data, ensure_ascii=False))
+    assert json.loads(text) == data  # the same value
+    assert text.isascii() is False and all(c not in text for c in "\x7f\x9b\u202e\ud800\x1b")
+    text.encode("utf-8")  # writable: no lone surrogate left
