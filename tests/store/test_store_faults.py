@@ -191,3 +191,18 @@ def test_a_corrupt_transcript_is_one_line_and_exit_4(suite: Path, tmp_path: Path
         )
     seen = cli(suite, "show", "r1", "--task", task_id, "--store", str(db))
     clean_failure(seen, 4, "a stored transcript or retried attempt is corrupt")
+
+
+def test_text_another_program_wrote_as_not_utf8_is_a_corrupt_store(suite: Path, tmp_path: Path) -> None:
+    """A text value that is not UTF-8 (written by another program: Python's sqlite3 cannot
+    read it back) is a corrupt store: one sentence naming the column, exit code 4."""
+    db = tmp_path / "t.db"
+    assert run_suite(suite, str(db), "--run-id", "r1", "-k", "1").returncode == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE trials SET error_category = CAST(x'68ff' AS TEXT)")
+        conn.execute("UPDATE grades SET reason = CAST(x'61ff' AS TEXT)")
+        conn.execute("UPDATE runs SET agent = CAST(x'61ff' AS TEXT)")
+    out = str(tmp_path / "r1.jsonl")
+    for args in (("runs",), ("show", "r1"), ("compare", "r1", "r1"), ("export", "r1", "-o", out)):
+        seen = cli(suite, *args, "--store", str(db))
+        clean_failure(seen, 4, "is corrupt (Could not decode to UTF-8 column")

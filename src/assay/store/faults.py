@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -46,7 +49,8 @@ def _what(exc: BaseException) -> tuple[str, str]:
         or "could not extend" in low
     ):
         return "full", text
-    if state == "XX001" or "malformed" in low or "not a database" in low or "database corrupt" in low:
+    corrupt = ("malformed", "not a database", "database corrupt", "could not decode to utf-8")
+    if state == "XX001" or any(words in low for words in corrupt):  # utf-8: text another program wrote
         return "corrupt", text
     if state == "55P03" or "database is locked" in low or "lock timeout" in low or "table is locked" in low:
         return "locked", text
@@ -101,8 +105,13 @@ def fault(exc: BaseException, url: str) -> StoreFault | None:
     return None
 
 
+#: The URL each engine's faults name (see :func:`install`).
+_URLS: weakref.WeakKeyDictionary[Engine, str] = weakref.WeakKeyDictionary()
+
+
 def install(engine: Engine, url: str) -> None:
     """Raise :class:`StoreFault` in place of the database errors that mean one."""
+    _URLS[engine] = url
 
     def handle(context: Any) -> Any:
         original = context.original_exception
@@ -112,6 +121,20 @@ def install(engine: Engine, url: str) -> None:
         return None
 
     event.listen(engine, "handle_error", handle)
+
+
+@contextmanager
+def raw_reads(engine: Engine) -> Iterator[None]:
+    """Around rows fetched from a raw DBAPI cursor (which SQLAlchemy's error handling
+    does not see): the database errors that mean a store fault raised as one."""
+    try:
+        yield
+    except Exception as exc:
+        dbapi = engine.dialect.loaded_dbapi
+        found = fault(exc, _URLS.get(engine, str(engine.url))) if isinstance(exc, dbapi.Error) else None
+        if found is not None:
+            raise found from None
+        raise
 
 
 def sqlite_path(url: str) -> Path | None:

@@ -17,6 +17,7 @@ from sqlalchemy import Engine, and_, case, func, select, text
 
 from ..core.results import USAGE_FIELDS
 from . import schema
+from .faults import raw_reads
 
 # NULLs come back as sentinels (NaN has no SQL spelling) so that rows go straight into
 # one typed numpy record array, with no list of tuples in between.
@@ -45,7 +46,7 @@ def _fetch(engine: Engine, sql: str, run_id: str, *extra: Any) -> list[tuple[Any
     """Rows of ``sql`` (with ``:run_id`` and then ``:p1``, ``:p2``... parameters) through
     the raw DBAPI cursor: no per-row wrapping, a million rows in about a second."""
     statement, params = _positional(sql, engine.dialect.paramstyle, run_id, *extra)
-    with engine.connect() as conn:
+    with engine.connect() as conn, raw_reads(engine):
         cursor = conn.exec_driver_sql(statement, params).cursor
         return list(cursor.fetchall()) if cursor is not None else []
 
@@ -75,7 +76,7 @@ def frame_columns(engine: Engine, run_id: str) -> dict[str, Any]:
     # PostgreSQL sorts text by its locale unless told; task ids are ordered as Python does
     order = 'task_id COLLATE "C"' if engine.dialect.name == "postgresql" else "task_id"
     statement, params = _positional(_FRAME_SQL.format(task_order=order), engine.dialect.paramstyle, run_id)
-    with engine.connect() as conn:
+    with engine.connect() as conn, raw_reads(engine):
         cursor = conn.exec_driver_sql(statement, params).cursor
         rows = np.fromiter(_rows(cursor), dtype=_FRAME_DTYPE)
     task_ids, codes = _task_codes(rows["task_id"])
