@@ -176,7 +176,7 @@ def test_gate_input_errors_exit_2(db: Path, tmp_path: Path, capsys: pytest.Captu
     _, err = main_cli(
         "gate", "careful", "--policy", str(tmp_path / "nope.yaml"), db=db, capsys=capsys, code=2
     )
-    assert "nope.yaml: cannot read the policy" in err
+    assert "nope.yaml: cannot read: No such file or directory" in err
     _, err = main_cli("gate", "nope", "--policy", "examples/gate.yaml", db=db, capsys=capsys, code=2)
     assert "no run 'nope'" in err
 

@@ -89,3 +89,18 @@ def test_rank_usage_mistakes_exit_2(tmp_path: Path, args: tuple[str, ...], expec
     assert expected.format(dir=tmp_path) in result.err
     if args[0] == "--resamples":
         assert "100000" in result.err  # the bound is said
+
+
+def test_a_votes_line_over_the_line_limit_is_one_located_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Votes files stream line by line (a large one is not read whole); a line longer
+    than the limit is named, not parsed."""
+    import assay.report.ranking as ranking
+
+    monkeypatch.setattr(ranking, "MAX_LINE_BYTES", 2 * 1024 * 1024)
+    votes = tmp_path / "v.jsonl"
+    votes.write_text(ROW + "}\n" + ROW + ', "question_id": "' + "q" * (2 * 1024 * 1024) + '"}\n')
+    result = assay_main("rank", str(votes), cwd=tmp_path, env={"COLUMNS": "500"})
+    assert result.code == 2, result.stderr[-2000:]
+    assert "v.jsonl:2: line longer than 2 MB" in result.stderr

@@ -103,8 +103,20 @@ def test_yaml_and_file_errors() -> None:
         policy_from_yaml("- 1\n", file="gate.yaml")
     with pytest.raises(PolicyError, match="has no check"):
         policy_from_yaml("name: empty\n", file="gate.yaml")
-    with pytest.raises(PolicyError, match="cannot read the policy"):
+    with pytest.raises(PolicyError, match=r"gate\.yaml: cannot read: No such file"):
         load_policy("/nonexistent/gate.yaml")
+
+
+def test_a_policy_file_over_the_size_limit_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import assay.core.sources as sources
+
+    monkeypatch.setattr(sources, "MAX_FILE_BYTES", 1024 * 1024)
+    path = tmp_path / "gate.yaml"
+    path.write_text("name: big\n# " + "x" * (1024 * 1024) + "\n")
+    with pytest.raises(PolicyError, match=r"gate.yaml: file too large \(1,048,589 bytes, limit 1 MB\)"):
+        load_policy(path)
 
 
 def test_a_model_name_with_dots_is_read_whole_from_the_summary() -> None:

@@ -24,8 +24,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assay.core.hashing import stable_hash
-from assay.core.sources import ProblemError, decode_utf8, parse_yaml, validation_problems
-from assay.errors import Problem, SuiteError
+from assay.core.sources import ProblemError, parse_yaml, read_text, validation_problems
+from assay.errors import SuiteError
 
 from .loss import Direction, canonical_direction
 
@@ -136,11 +136,7 @@ def load_profile(path: str | Path) -> ScoringProfile:
     """Load a scoring profile from a YAML file (errors name the file and line)."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise SuiteError([Problem(str(p), None, "", f"cannot read profile: {exc}")]) from None
-    try:
-        text = decode_utf8(raw, str(p))
+        text = read_text(p, str(p))  # at most MAX_FILE_BYTES, UTF-8
     except ProblemError as exc:
         raise SuiteError(exc.problems) from None
     return profile_from_yaml(text, file=str(p))

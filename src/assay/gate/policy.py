@@ -37,8 +37,8 @@ from pydantic import (
 )
 
 from ..core.hashing import stable_hash
-from ..core.sources import ProblemError, decode_utf8, parse_yaml, validation_problems
-from ..errors import Problem, SuiteError
+from ..core.sources import ProblemError, parse_yaml, read_text, validation_problems
+from ..errors import SuiteError
 
 GROUP_SECTIONS = ("overall", "by_stratum", "by_split", "by_tag")
 GROUP_LEAVES = ("success_rate", "successes", "trials", "tasks", "excluded", "pass_hat_k", "pass_at_k")
@@ -345,13 +345,7 @@ def load_policy(path: str | Path) -> GatePolicy:
     """Load a policy file; errors name the file and line (exit code 2 in the CLI)."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise PolicyError(
-            [Problem(str(p), None, "", f"cannot read the policy: {exc.strerror or exc}")]
-        ) from None
-    try:
-        text = decode_utf8(raw, str(p))
+        text = read_text(p, str(p))  # at most MAX_FILE_BYTES, UTF-8
     except ProblemError as exc:
         raise PolicyError(exc.problems) from None
     return policy_from_yaml(text, file=str(p))

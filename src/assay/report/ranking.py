@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..core.sources import MAX_DEPTH, ProblemError, check_text
+from ..core.sources import MAX_DEPTH, MAX_LINE_BYTES, ProblemError, check_text
 from ..errors import AssayError, Problem
 from ..runner.stored import Run
 from ..stats import (
@@ -156,7 +156,19 @@ def _battle(row: dict[str, Any], where: tuple[str, int], problems: list[Problem]
 
 
 def _rows_jsonl(path: Path, problems: list[Problem]) -> Iterable[tuple[int, dict[str, Any]]]:
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    """The file's votes, read line by line (a large file streams; a line is at most
+    :data:`~assay.core.sources.MAX_LINE_BYTES`)."""
+    with path.open(encoding="utf-8") as fh:
+        yield from _jsonl_objects(path, fh, problems)
+
+
+def _jsonl_objects(
+    path: Path, lines: Iterable[str], problems: list[Problem]
+) -> Iterable[tuple[int, dict[str, Any]]]:
+    for n, line in enumerate(lines, start=1):
+        if len(line) > MAX_LINE_BYTES:
+            problems.append(Problem(str(path), n, "", f"line longer than {MAX_LINE_BYTES // 2**20} MB"))
+            continue
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
