@@ -296,3 +296,29 @@ def test_text_that_is_not_unicode_is_stored_with_replacement_characters(runs: tu
     with pytest.raises(PydanticSerializationError):
         store.write_trials([broken])
     assert store.load_trials(careful.run_id, [broken.key]) == []
+
+
+def test_a_nul_in_text_is_kept_where_the_database_can_hold_it(runs: tuple[Store, Run, Run]) -> None:
+    """A NUL in a trial's text (a judge's reply can carry one): SQLite keeps it;
+    PostgreSQL's text columns cannot, so there it becomes U+FFFD (the transcript, stored
+    as bytes, keeps it on both) instead of stopping the run."""
+    store, careful, _ = runs
+    first = store.load_results(careful.run_id)[0]
+    transcript = store.load_transcript(careful.run_id, first.task_id, first.trial_index)
+    assert transcript is not None
+    message = transcript.messages[-1]
+    odd = replace(
+        first,
+        trial_index=first.trial_index + 30,
+        error_category="odd \x00 x",
+        grades=[replace(first.grades[0], reason="quoted \x00 text")],
+        transcript=replace(
+            transcript, messages=[*transcript.messages[:-1], replace(message, content="a\x00b")]
+        ),
+    )
+    assert store.write_trials([odd]) == 1
+    [back] = store.load_trials(careful.run_id, [odd.key])
+    nul = "\x00" if store.engine.dialect.name == "sqlite" else "\ufffd"
+    assert (back.error_category, back.grades[0].reason) == (f"odd {nul} x", f"quoted {nul} text")
+    kept = store.load_transcript(careful.run_id, first.task_id, odd.trial_index)
+    assert kept is not None and kept.messages[-1].content == "a\x00b"

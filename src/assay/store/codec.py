@@ -44,34 +44,39 @@ def encode_record(result: TrialResult) -> str:
 #: An unpaired surrogate: a ``str`` can hold one (a JSON ``\\ud800`` escape from a model
 #: endpoint decodes to it), but it is not Unicode text: no encoder writes it.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+#: The same and NUL, which PostgreSQL's text columns cannot hold.
+_LONE_SURROGATE_OR_NUL = re.compile("[\x00\ud800-\udfff]")
 
 
-def unicode_text(value: Any) -> Any:
-    """``value`` with every unpaired surrogate of its text replaced by U+FFFD (strings,
-    lists, dicts and their keys, dataclasses and pydantic models, walked through; a
-    copy where anything changed, else ``value`` itself): what the store keeps of a
-    trial whose text an encoder refused."""
+def unicode_text(value: Any, nul: bool = False) -> Any:
+    """``value`` with every unpaired surrogate of its text (and with ``nul``, every NUL)
+    replaced by U+FFFD (strings, lists, dicts and their keys, dataclasses and pydantic
+    models, walked through; a copy where anything changed, else ``value`` itself): what
+    the store keeps of a trial whose text an encoder or the database refused."""
+    return _clean(value, _LONE_SURROGATE_OR_NUL if nul else _LONE_SURROGATE)
+
+
+def _clean(value: Any, bad: re.Pattern[str]) -> Any:
     if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
+        return bad.sub("\ufffd", value)
     if isinstance(value, list | tuple):
-        items = [unicode_text(v) for v in value]
+        items = [_clean(v, bad) for v in value]
         changed = any(a is not b for a, b in zip(items, value, strict=True))
         return type(value)(items) if changed else value
     if isinstance(value, dict):
-        pairs = [(unicode_text(k), unicode_text(v)) for k, v in value.items()]
-        changed = any(
-            k is not k0 or v is not v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)
-        )
+        pairs = [(_clean(k, bad), _clean(v, bad)) for k, v in value.items()]
+        old = value.items()
+        changed = any(k is not k0 or v is not v0 for (k, v), (k0, v0) in zip(pairs, old, strict=True))
         return dict(pairs) if changed else value
     if isinstance(value, BaseModel):
         names = type(value).model_fields
-        update = {n: c for n in names if (c := unicode_text(getattr(value, n))) is not getattr(value, n)}
+        update = {n: c for n in names if (c := _clean(getattr(value, n), bad)) is not getattr(value, n)}
         return value.model_copy(update=update) if update else value
     if is_dataclass(value) and not isinstance(value, type):
         update = {
             f.name: c
             for f in fields(value)
-            if f.init and (c := unicode_text(getattr(value, f.name))) is not getattr(value, f.name)
+            if f.init and (c := _clean(getattr(value, f.name), bad)) is not getattr(value, f.name)
         }
         return replace(value, **update) if update else value
     return value

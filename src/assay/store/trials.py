@@ -3,12 +3,13 @@ reading them and their transcripts back."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from operator import itemgetter
 from typing import Any
 
 from pydantic_core import PydanticSerializationError
 from sqlalchemy import Engine, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DataError, IntegrityError
 
 from ..core.results import TrialResult
 from ..core.transcript import Transcript
@@ -58,15 +59,26 @@ class TrialRecords:
                 return 0
         except UnicodeEncodeError as exc:  # the driver refused a text column's value
             return self._write_unicode(results, exc)
+        except DataError as exc:
+            if "NUL (0x00)" not in str(exc.orig):  # PostgreSQL: text columns hold no NUL
+                raise
+            return self._write_unicode(results, exc, nul=True)
         # some were already there (another writer): write the others one by one
         return sum(self.write_trials([r]) for r in results)
 
-    def _write_unicode(self, results: list[TrialResult], error: Exception) -> int:
+    def _write_unicode(self, results: list[TrialResult], error: Exception, nul: bool = False) -> int:
         """Write trials whose text holds an unpaired surrogate (no encoder writes one: a
         model endpoint's JSON ``\\ud800`` escape decodes to it) with U+FFFD in its
-        place; ``error`` (the encoder's) is raised if that was not its cause."""
-        cleaned = [unicode_text(r) for r in results]
-        if all(c is r for c, r in zip(cleaned, results, strict=True)):
+        place; with ``nul``, the NULs of their text columns too (PostgreSQL holds none; the
+        transcript, stored as bytes, keeps them). ``error`` (the encoder's or the
+        database's) is raised if that was not its cause."""
+        cleaned, changed = [], False
+        for result in results:
+            kept = replace(result, transcript=None) if nul else result
+            clean = unicode_text(kept, nul=nul)
+            changed = changed or clean is not kept
+            cleaned.append(replace(clean, transcript=result.transcript) if nul else clean)
+        if not changed:
             raise error
         return self.write_trials(cleaned)
 
