@@ -78,3 +78,9 @@ def test_printable_and_terminal_json() -> None:
     assert json.loads(text) == data  # the same value
     assert text.isascii() is False and all(c not in text for c in "\x7f\x9b\u202e\ud800\x1b")
     text.encode("utf-8")  # writable: no lone surrogate left
+
+
+def test_an_error_line_quoting_a_path_prints_its_control_characters_as_escapes(db: Path) -> None:
+    result = assay_main("gate", "h", "--policy", "/nowhere/\x1b[2J.yaml", "--store", str(db))
+    assert result.code == 2
+    assert result.stderr.strip() == "error: /nowhere/\\x1b[2J.yaml: cannot read: No such file or directory"

@@ -11,6 +11,7 @@ import sys
 import typer
 from rich.markup import escape
 
+from ..core.terminal import printable
 from ..errors import AssayError, HarnessError
 from .app import app, err, root_command
 
@@ -18,14 +19,15 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:
-    """Entry point: user mistakes print one line and exit 2; never a traceback."""
+    """Entry point: user mistakes print one line and exit 2; never a traceback. What an
+    error quotes from an input file is printed with its control characters escaped."""
     try:
         code = root_command()(standalone_mode=False)
     except AssayError as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/] {escape(printable(str(exc)))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except HarnessError as exc:
-        err.print(f"[red]harness failure:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        err.print(f"[red]harness failure:[/] {escape(printable(str(exc)))}", highlight=False, soft_wrap=True)
         sys.exit(3)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
