@@ -1,6 +1,7 @@
 """Where the tau2 material is: ``ASSAY_TAU2_DATA`` (a tau2 folder holding ``data/``, a
 tau2 data folder, or the banking_knowledge folder itself), else ``<repo>/../shared/tau2``.
-Missing material fails the tests that need it, with the reason; it never skips them."""
+Missing material skips the tests that need it, with the reason; CI sets
+``ASSAY_NO_SKIPS=1``, which turns those skips into failures."""
 
 from __future__ import annotations
 
@@ -21,10 +22,9 @@ def banking_dir() -> Path:
     try:
         return find_banking_dir(where)
     except KnowledgeBaseError as exc:
-        pytest.fail(
+        pytest.skip(
             f"tau2's banking_knowledge material is needed and was not found ({exc}); "
-            "set ASSAY_TAU2_DATA to the tau2 folder (e.g. /work/shared/tau2)",
-            pytrace=False,
+            "set ASSAY_TAU2_DATA to the tau2 folder (e.g. /work/shared/tau2)"
         )
 
 

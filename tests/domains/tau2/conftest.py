@@ -1,5 +1,7 @@
 """Where the tau2-bench material lives: ``$ASSAY_TAU2_DATA``, else ``../shared/tau2``
-next to the repository. Without it these tests fail (they never skip silently)."""
+next to the repository. Without it these tests are skipped with the reason (a clone
+elsewhere runs the rest); CI sets ``ASSAY_NO_SKIPS=1``, which turns the skips into
+failures, so there they never pass without it."""
 
 from __future__ import annotations
 
@@ -17,10 +19,9 @@ def tau2_root() -> Path:
     configured = os.environ.get("ASSAY_TAU2_DATA")
     root = Path(configured) if configured else REPO.parent / "shared" / "tau2"
     if not (root / "data" / "domains").is_dir() or not (root / "simulations").is_dir():
-        pytest.fail(
+        pytest.skip(
             f"tau2-bench material not found at {root} (needs data/domains/ and simulations/): "
-            "set ASSAY_TAU2_DATA to the folder holding tau2's data/ and simulations/",
-            pytrace=False,
+            "set ASSAY_TAU2_DATA to the folder holding tau2's data/ and simulations/"
         )
     return root
 
