@@ -124,18 +124,6 @@ def test_missing_file_is_a_suite_error(tmp_path: Path) -> None:
         load_profile(tmp_path / "missing.yaml")
 
 
-def test_a_profile_over_the_size_limit_is_refused_unread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import assay.core.sources as sources
-
-    monkeypatch.setattr(sources, "MAX_FILE_BYTES", 1024 * 1024)
-    path = tmp_path / "profile.yaml"
-    path.write_text("# " + "x" * (1024 * 1024) + "\n")
-    with pytest.raises(SuiteError, match=r"profile.yaml: file too large"):
-        load_profile(path)
-
-
 def test_profile_model_is_frozen() -> None:
     profile = ScoringProfile(name="p", version="1", metrics={"m": MetricSpec(tau=1.0, direction="lower")})
     with pytest.raises(ValueError):

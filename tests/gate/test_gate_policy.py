@@ -107,18 +107,6 @@ def test_yaml_and_file_errors() -> None:
         load_policy("/nonexistent/gate.yaml")
 
 
-def test_a_policy_file_over_the_size_limit_is_refused_unread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import assay.core.sources as sources
-
-    monkeypatch.setattr(sources, "MAX_FILE_BYTES", 1024 * 1024)
-    path = tmp_path / "gate.yaml"
-    path.write_text("name: big\n# " + "x" * (1024 * 1024) + "\n")
-    with pytest.raises(PolicyError, match=r"gate.yaml: file too large \(1,048,589 bytes, limit 1 MB\)"):
-        load_policy(path)
-
-
 def test_a_model_name_with_dots_is_read_whole_from_the_summary() -> None:
     from assay.metrics.summary_model import Excluded, GroupStats, ModelTiming, RunSummary
 
@@ -129,3 +117,21 @@ def test_a_model_name_with_dots_is_read_whole_from_the_summary() -> None:
     assert summary.value_at("usage.by_model.openai:gpt-4.1.calls") == (3, None)
     value, why = summary.value_at("usage.by_model.openai:gpt-4o.calls")
     assert value is None and why == "usage.by_model has no 'openai:gpt-4o' in this run"
+
+
+@pytest.mark.parametrize("name", ["gate.yaml", "profile.yaml"])
+def test_a_policy_or_profile_over_the_size_limit_is_refused_unread(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gate policies and scoring profiles are read as suite files are (core.sources):
+    a file over the size limit is one located problem, never read whole."""
+    import assay.core.sources as sources
+    from assay.box.profile import load_profile
+    from assay.errors import SuiteError
+
+    monkeypatch.setattr(sources, "MAX_FILE_BYTES", 1024 * 1024)
+    path = tmp_path / name
+    path.write_text("# " + "x" * (1024 * 1024) + "\n")
+    load, error = (load_policy, PolicyError) if name == "gate.yaml" else (load_profile, SuiteError)
+    with pytest.raises(error, match=rf"{name}: file too large \(1,048,579 bytes, limit 1 MB\)"):
+        load(path)

@@ -19,6 +19,7 @@ from tests.server.support import AGENT, SUITE, toy_runs
 
 from assay.compare import compare_runs
 from assay.compare.rundata import RunData
+from assay.core.results import TrialResult
 from assay.errors import ResumeError
 from assay.metrics import FrameExtras, summarize
 from assay.runner.api import Run
@@ -265,34 +266,45 @@ def test_per_task_sums_follow_writes_retries_and_migration(
     assert all(kept[k][1] == rows[k][1] and kept[k][0] == pytest.approx(rows[k][0]) for k in rows)
 
 
-def test_text_that_is_not_unicode_is_stored_with_replacement_characters(runs: tuple[Store, Run, Run]) -> None:
+def _odd_trial(store: Store, run_id: str, offset: int, char: str) -> TrialResult:
+    """A copy of the run's first trial (``offset`` added to its index) with ``char`` in a
+    record field, a grade's reason and the transcript's last message."""
+    first = store.load_results(run_id)[0]
+    transcript = store.load_transcript(run_id, first.task_id, first.trial_index)
+    assert transcript is not None and transcript.messages and transcript.spans
+    last = replace(transcript.messages[-1], content=f"a{char}b")
+    return replace(
+        first,
+        trial_index=first.trial_index + offset,
+        error_category=f"odd {char} x",
+        grades=[replace(first.grades[0], reason=f"quoted {char} text")],
+        transcript=replace(transcript, messages=[*transcript.messages[:-1], last]),
+    )
+
+
+def _stored_text(store: Store, run_id: str, odd: TrialResult) -> tuple[str | None, str, str]:
+    """(record field, grade reason, last message) of ``odd`` as stored."""
+    [back] = store.load_trials(run_id, [odd.key])
+    kept = store.load_transcript(run_id, odd.task_id, odd.trial_index)
+    assert kept is not None
+    return back.error_category, back.grades[0].reason, kept.messages[-1].content
+
+
+@pytest.mark.parametrize("char", ["\ud800", "\udc80", "\ud83d"])
+def test_text_that_is_not_unicode_is_stored_with_replacement_characters(
+    runs: tuple[Store, Run, Run], char: str
+) -> None:
     """A lone surrogate (a model endpoint's JSON ``\\ud800`` escape decodes to one) in a
     message, a grade's reason or a record field: the trial is stored with U+FFFD in its
     place; an encoder error of another cause is raised as it was."""
     store, careful, _ = runs
-    first = store.load_results(careful.run_id)[0]
-    transcript = store.load_transcript(careful.run_id, first.task_id, first.trial_index)
-    assert transcript is not None and transcript.messages
-    message = transcript.messages[-1]
-    odd = replace(
-        first,
-        trial_index=first.trial_index + 20,
-        error_category="odd \ud800",
-        grades=[replace(first.grades[0], reason="quoted \udc80 text")],
-        transcript=replace(
-            transcript,
-            messages=[*transcript.messages[:-1], replace(message, content="x\ud83d")],
-        ),
-    )
+    odd = _odd_trial(store, careful.run_id, 20, char)
     assert store.write_trials([odd]) == 1
-    [back] = store.load_trials(careful.run_id, [odd.key])
-    assert back.error_category == "odd \ufffd" and back.grades[0].reason == "quoted \ufffd text"
-    kept = store.load_transcript(careful.run_id, first.task_id, odd.trial_index)
-    assert kept is not None and kept.messages[-1].content == "x\ufffd"
-    assert odd.error_category == "odd \ud800"  # the caller's result is left as it was
-    assert transcript.spans
-    spans = [replace(transcript.spans[0], attributes={"thing": object()})]
-    broken = replace(first, trial_index=first.trial_index + 21, transcript=replace(transcript, spans=spans))
+    assert _stored_text(store, careful.run_id, odd) == ("odd \ufffd x", "quoted \ufffd text", "a\ufffdb")
+    assert odd.error_category == f"odd {char} x"  # the caller's result is left as it was
+    assert odd.transcript is not None
+    spans = [replace(odd.transcript.spans[0], attributes={"thing": object()})]
+    broken = replace(odd, trial_index=odd.trial_index + 1, transcript=replace(odd.transcript, spans=spans))
     with pytest.raises(PydanticSerializationError):
         store.write_trials([broken])
     assert store.load_trials(careful.run_id, [broken.key]) == []
@@ -303,22 +315,7 @@ def test_a_nul_in_text_is_kept_where_the_database_can_hold_it(runs: tuple[Store,
     PostgreSQL's text columns cannot, so there it becomes U+FFFD (the transcript, stored
     as bytes, keeps it on both) instead of stopping the run."""
     store, careful, _ = runs
-    first = store.load_results(careful.run_id)[0]
-    transcript = store.load_transcript(careful.run_id, first.task_id, first.trial_index)
-    assert transcript is not None
-    message = transcript.messages[-1]
-    odd = replace(
-        first,
-        trial_index=first.trial_index + 30,
-        error_category="odd \x00 x",
-        grades=[replace(first.grades[0], reason="quoted \x00 text")],
-        transcript=replace(
-            transcript, messages=[*transcript.messages[:-1], replace(message, content="a\x00b")]
-        ),
-    )
+    odd = _odd_trial(store, careful.run_id, 30, "\x00")
     assert store.write_trials([odd]) == 1
-    [back] = store.load_trials(careful.run_id, [odd.key])
     nul = "\x00" if store.engine.dialect.name == "sqlite" else "\ufffd"
-    assert (back.error_category, back.grades[0].reason) == (f"odd {nul} x", f"quoted {nul} text")
-    kept = store.load_transcript(careful.run_id, first.task_id, odd.trial_index)
-    assert kept is not None and kept.messages[-1].content == "a\x00b"
+    assert _stored_text(store, careful.run_id, odd) == (f"odd {nul} x", f"quoted {nul} text", "a\x00b")
