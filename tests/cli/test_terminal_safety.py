@@ -84,3 +84,12 @@ def test_an_error_line_quoting_a_path_prints_its_control_characters_as_escapes(d
     result = assay_main("gate", "h", "--policy", "/nowhere/\x1b[2J.yaml", "--store", str(db))
     assert result.code == 2
     assert result.stderr.strip() == "error: /nowhere/\\x1b[2J.yaml: cannot read: No such file or directory"
+
+
+def test_labelling_shows_the_transcript_as_escapes(db: Path) -> None:
+    """``assay label`` shows the trial to a person before asking: what the agent said is
+    printed with its control characters escaped."""
+    asked = assay_main("label", "h", "--overall-only", "--labeller", "ana", "--store", str(db), stdin="q\n")
+    assert asked.code == 0, asked.stderr
+    assert "\\x1b[2J" in asked.stdout and "\\u202egnp.exe" in asked.stdout
+    assert not any(c in asked.stdout for c in RAW), asked.stdout

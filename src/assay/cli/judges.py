@@ -61,7 +61,7 @@ def _show_trial(st: Store, run_id: str, r: TrialResult) -> None:
     if transcript is None:
         out.print("[dim](no transcript stored)[/]")
         return
-    out.print(render_transcript(transcript), markup=False, highlight=False)
+    out.print(printable(render_transcript(transcript)), markup=False, highlight=False)
 
 
 def _cell(text: str) -> str:
