@@ -93,3 +93,39 @@ def test_labelling_shows_the_transcript_as_escapes(db: Path) -> None:
     assert asked.code == 0, asked.stderr
     assert "\\x1b[2J" in asked.stdout and "\\u202egnp.exe" in asked.stdout
     assert not any(c in asked.stdout for c in RAW), asked.stdout
+
+
+def failing(conversation: object) -> str:
+    return "bye \x1b[2J \x9b31m \u202egnp.exe"
+
+
+def test_badcase_export_to_the_terminal_is_the_same_json_escaped(tmp_path: Path) -> None:
+    (tmp_path / "suite.yaml").write_text(SUITE)
+    store = str(tmp_path / "b.db")
+    agent = "python:tests.cli.test_terminal_safety:failing"
+    assert (
+        assay_main("run", str(tmp_path / "suite.yaml"), "--agent", agent, "--store", store, "-k", "2").code
+        == 0
+    )
+    assert assay_main("badcase", "from-run", "latest", "--store", store).code == 0
+    out = assay_main("badcase", "export", "--store", store).stdout
+    assert "\\u009b31m" in out and not any(c in out for c in RAW)
+    cases = [json.loads(line) for line in out.splitlines()]
+    assert any("bye \x1b[2J \x9b31m \u202egnp.exe" in text for text in _strings(cases))  # the same value
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [s for item in items for s in _strings(item)]
+
+
+def test_prompt_show_prints_a_suite_s_text_with_its_controls_escaped(tmp_path: Path) -> None:
+    """A suite's text (one imported from traces, say) reaches the prompt: ``assay prompt
+    show`` prints it with the bidirectional override escaped."""
+    (tmp_path / "suite.yaml").write_text(
+        'name: ps\ntasks:\n  - id: t\n    user: {opening: "hi", instructions: "say \\u202e this"}\n'
+    )
+    out = assay_main("prompt", "show", str(tmp_path), "--agent", "openai:gpt-4o-mini", "--user").stdout
+    assert "say \\u202e this" in out and "\u202e" not in out

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..core.outputs import atomic_output, refuse_store_path
+from ..core.terminal import terminal_json
 from ..errors import AssayError
 from ..lifecycle.badcase import LAYERS, SEVERITIES, STATUSES, Badcase, Link, apply_changes
 from ..lifecycle.clustering import DEFAULT_THRESHOLD
@@ -328,7 +329,7 @@ def export(
     cases = list_badcases(st, status=status, suite=suite)
     text = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n" for c in cases)
     if output is None:
-        typer.echo(text, nl=False)
+        typer.echo(terminal_json(text), nl=False)  # the same JSON, safe to show
         return
     try:
         with atomic_output(output) as fh:  # whole or not at all

@@ -9,6 +9,7 @@ import typer
 
 from ..agents.base import AgentContext
 from ..agents.llm import prompt_version, render_system_prompt
+from ..core.terminal import printable
 from ..envs.registry import get_domain
 from ..errors import AssayError
 from ..llm.spec import PROVIDERS
@@ -70,11 +71,11 @@ def show(
             }
         )
         return
-    print(f"# task {chosen.id} · prompt version {version}\n")
-    print(text)
+    _say(f"# task {chosen.id} · prompt version {version}\n")
+    _say(text)
     if tools:
-        print(f"# tools ({len(tools)})\n")
-        print(json.dumps(tools, indent=2, ensure_ascii=False))
+        _say(f"# tools ({len(tools)})\n")
+        _say(json.dumps(tools, indent=2, ensure_ascii=False))
 
 
 @prompt_app.command("diff")
@@ -99,23 +100,29 @@ def diff(
         return
     versions = result["prompt_version"]
     if versions["a"] != versions["b"]:
-        print(f"prompt version: {versions['a']} -> {versions['b']}")
+        _say(f"prompt version: {versions['a']} -> {versions['b']}")
     for role, entry in result["roles"].items():
-        print(f"# {role}")
+        _say(f"# {role}")
         if "templates" in entry:
-            print(
+            _say(
                 f"template: {', '.join(entry['templates']['a']) or '-'} -> "
                 f"{', '.join(entry['templates']['b']) or '-'}"
             )
         if "system" in entry:
-            print(f"system prompt: {entry['system']['a']} -> {entry['system']['b']}")
-            print("\n".join(entry["system"]["diff"]) or "(texts not recorded)")
+            _say(f"system prompt: {entry['system']['a']} -> {entry['system']['b']}")
+            _say("\n".join(entry["system"]["diff"]) or "(texts not recorded)")
         if "tools" in entry:
             t = entry["tools"]
-            print(
+            _say(
                 f"tools: {t['a']} -> {t['b']} (added {t['added']}, removed {t['removed']}, "
                 f"changed {t['changed']})"
             )
-            print("\n".join(t["diff"]))
+            _say("\n".join(t["diff"]))
     if result["same"]:
-        print(f"the prompts of {run_a} and {run_b} are the same")
+        _say(f"the prompts of {run_a} and {run_b} are the same")
+
+
+def _say(text: str) -> None:
+    """A line of a prompt or its diff on stdout; the prompts a run recorded (from imported
+    traces too) are shown with their control characters escaped."""
+    print(printable(text))
