@@ -159,37 +159,32 @@ def _rows_jsonl(path: Path, problems: list[Problem]) -> Iterable[tuple[int, dict
     """The file's votes, read line by line (a large file streams; a line is at most
     :data:`~assay.core.sources.MAX_LINE_BYTES`)."""
     with path.open(encoding="utf-8") as fh:
-        yield from _jsonl_objects(path, fh, problems)
-
-
-def _jsonl_objects(
-    path: Path, lines: Iterable[str], problems: list[Problem]
-) -> Iterable[tuple[int, dict[str, Any]]]:
-    for n, line in enumerate(lines, start=1):
-        if len(line) > MAX_LINE_BYTES:
-            problems.append(Problem(str(path), n, "", f"line longer than {MAX_LINE_BYTES // 2**20} MB"))
-            continue
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        try:
-            obj = json.loads(line)
-            check_text(obj, str(path), n)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(str(path), n, "", f"not valid JSON ({exc.msg} at column {exc.colno})"))
-            continue
-        except RecursionError:
-            problems.append(Problem(str(path), n, "", f"values nest deeper than {MAX_DEPTH} levels"))
-            continue
-        except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
-            problems.append(Problem(str(path), n, "", f"not valid JSON ({str(exc).split(';')[0]})"))
-            continue
-        except ProblemError as exc:  # nested too deeply, a lone surrogate
-            problems.extend(exc.problems)
-            continue
-        if not isinstance(obj, dict):
-            problems.append(Problem(str(path), n, "", "each line must be a JSON object"))
-            continue
-        yield n, obj
+        for n, line in enumerate(fh, start=1):
+            if len(line) > MAX_LINE_BYTES:
+                problems.append(Problem(str(path), n, "", f"line longer than {MAX_LINE_BYTES // 2**20} MB"))
+                continue
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            try:
+                obj = json.loads(line)
+                check_text(obj, str(path), n)
+            except json.JSONDecodeError as exc:
+                why = f"not valid JSON ({exc.msg} at column {exc.colno})"
+                problems.append(Problem(str(path), n, "", why))
+                continue
+            except RecursionError:
+                problems.append(Problem(str(path), n, "", f"values nest deeper than {MAX_DEPTH} levels"))
+                continue
+            except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
+                problems.append(Problem(str(path), n, "", f"not valid JSON ({str(exc).split(';')[0]})"))
+                continue
+            except ProblemError as exc:  # nested too deeply, a lone surrogate
+                problems.extend(exc.problems)
+                continue
+            if not isinstance(obj, dict):
+                problems.append(Problem(str(path), n, "", "each line must be a JSON object"))
+                continue
+            yield n, obj
 
 
 def _rows_csv(path: Path, problems: list[Problem]) -> Iterable[tuple[int, dict[str, Any]]]:

@@ -9,7 +9,7 @@ import zlib
 from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import TypeAdapter
 from pydantic_core import to_json
 
 from ..core.results import GradeResult, Outcome, TrialResult
@@ -50,8 +50,8 @@ _LONE_SURROGATE_OR_NUL = re.compile("[\x00\ud800-\udfff]")
 
 def unicode_text(value: Any, nul: bool = False) -> Any:
     """``value`` with every unpaired surrogate of its text (and with ``nul``, every NUL)
-    replaced by U+FFFD (strings, lists, dicts and their keys, dataclasses and pydantic
-    models, walked through; a copy where anything changed, else ``value`` itself): what
+    replaced by U+FFFD (strings, lists, dicts and their keys and dataclasses, walked
+    through; a copy where anything changed, else ``value`` itself): what
     the store keeps of a trial whose text an encoder or the database refused."""
     return _clean(value, _LONE_SURROGATE_OR_NUL if nul else _LONE_SURROGATE)
 
@@ -68,10 +68,6 @@ def _clean(value: Any, bad: re.Pattern[str]) -> Any:
         old = value.items()
         changed = any(k is not k0 or v is not v0 for (k, v), (k0, v0) in zip(pairs, old, strict=True))
         return dict(pairs) if changed else value
-    if isinstance(value, BaseModel):
-        names = type(value).model_fields
-        update = {n: c for n in names if (c := _clean(getattr(value, n), bad)) is not getattr(value, n)}
-        return value.model_copy(update=update) if update else value
     if is_dataclass(value) and not isinstance(value, type):
         update = {
             f.name: c
