@@ -12,7 +12,6 @@ from tests.support.runs import bare_run
 
 from assay.core.results import GradeResult, TaskMeta, TrialResult
 from assay.store import Store, bulk
-from assay.store.sums import of_results
 
 
 @pytest.mark.parametrize(
@@ -54,7 +53,7 @@ def test_every_row_is_inserted(store_url: str, n: int) -> None:
 
 def _trial(i: int) -> TrialResult:
     grades = [GradeResult("text", "text", True, 1.0, "ok"), GradeResult("state", "state", False, 0.0, "no")]
-    metrics = {"turns": 3.0, "tool_calls": float(i % 4), "tool_errors": 0.0}
+    metrics = {"turns": 3.0, "tool_calls": float(i % 4), "tool_errors": 0.0, "custom": i / 7}
     return TrialResult("r1", f"t{i % 10}", i // 10, i, "cfg", 1, "user_stop", grades, metrics)
 
 
@@ -74,22 +73,21 @@ def test_a_batch_of_trials_is_a_few_statements(store_url: str) -> None:
     inserts = [s for s in statements if s[0].startswith("INSERT")]
     if store.engine.dialect.name == "sqlite":
         assert not any(many for _, many in inserts)  # never a statement stepped per row
-        # 200 trials, 400 grades, 600 metric rows, 30 task sums: 19 statements at most
-        assert len(inserts) <= 19, inserts
+        # 200 trials (their process metrics in their rows), 400 grades, 200 rows of the
+        # metric that is not a column: 128 + 64 + 8, 256 + 128 + 16, 128 + 64 + 8
+        assert len(inserts) == 9, inserts
     else:  # PostgreSQL: one pipelined executemany per table
-        assert len(inserts) == 4 and all(many for _, many in inserts), inserts  # no transcripts here
+        assert len(inserts) == 3 and all(many for _, many in inserts), inserts  # no transcripts here
     stored = store.load_results("r1")
     assert [(r.task_id, r.trial_index) for r in stored] == sorted((r.task_id, r.trial_index) for r in batch)
     assert [g.passed for r in stored for g in r.grades] == [True, False] * 200
-    expected = {key[1:]: (c[3], int(c[2])) for key, c in of_results(batch).items()}
     with store.engine.connect() as conn:
-        kept = {
-            (task, name): (total, trials)
-            for task, name, total, trials in conn.exec_driver_sql(
-                "SELECT task_id, name, counted_total, counted_trials FROM task_sums"
-            )
-        }
-    assert kept == expected
+        columns = "task_id, trial_index, turns, tool_calls, tool_errors, tool_recall"
+        rows = {(r[0], r[1]): r[2:] for r in conn.exec_driver_sql(f"SELECT {columns} FROM trials")}
+        query = "SELECT run_id, task_id, trial_index, name, value FROM trial_metrics"
+        others = {tuple(r[:4]): r[4] for r in conn.exec_driver_sql(query)}
+    assert rows == {r.key: (3.0, r.metrics["tool_calls"], 0.0, None) for r in batch}
+    assert others == {(r.run_id, *r.key, "custom"): r.metrics["custom"] for r in batch}
 
 
 def test_a_connection_with_a_lower_parameter_limit_gets_smaller_statements(tmp_path: Any) -> None:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
-from sqlalchemy import select
+from sqlalchemy import inspect, select
 from tests.support.cli import assay_main
+from tests.support.old_store import as_schema_4
 
 import assay
 from assay.store import Store, schema
@@ -152,14 +153,16 @@ def test_copying_the_db_file_alone_right_after_a_run_keeps_every_trial(tmp_path:
     assert len(Store(copy).completed_keys("r")) == len(Store(db).completed_keys("r")) > 0
 
 
-def test_a_schema_3_store_with_zlib_transcripts_becomes_schema_4_as_it_is(tmp_path: Path) -> None:
+def test_a_schema_3_store_with_zlib_transcripts_becomes_schema_5(tmp_path: Path) -> None:
     """Schema 4 only changed how new transcripts are packed: a schema-3 store keeps its
-    rows (zlib transcripts read as before) and its per-task sums are not recomputed."""
+    rows (zlib transcripts read as before); schema 5 moves its process metrics into the
+    trials' columns and drops its per-task sums."""
     import zlib
 
     db = tmp_path / "v3.db"
     run = assay.run("retail", trials=1, task_ids=TASKS[:1], store=str(db), run_id="v3")
     store = run.store
+    shown = assay_main("show", "v3", "--store", str(db), "--json")
     with store.engine.begin() as conn:
         stored = conn.execute(
             select(schema.transcripts.c.task_id, schema.transcripts.c.trial_index, schema.transcripts.c.data)
@@ -172,16 +175,15 @@ def test_a_schema_3_store_with_zlib_transcripts_becomes_schema_4_as_it_is(tmp_pa
                 .where(schema.transcripts.c.task_id == task_id, schema.transcripts.c.trial_index == index)
                 .values(data=legacy)
             )
-        conn.execute(schema.task_sums.update().values(total=12345.0))  # a marker a backfill would undo
-        conn.execute(schema.meta_table.update().values(value="3"))
-    store.close()
+    as_schema_4(store, version=3)
     upgraded = Store(db)
     with upgraded.engine.connect() as conn:
         version = conn.execute(schema.meta_table.select()).all()
-        totals = {row.total for row in conn.execute(select(schema.task_sums.c.total))}
-    assert [(r.key, r.value) for r in version] == [("schema_version", "4")]
-    assert totals == {12345.0}
+        assert not inspect(conn).has_table("task_sums")
+    assert [(r.key, r.value) for r in version] == [("schema_version", "5")]
     for task_id, index, _ in stored:
         transcript = upgraded.load_transcript("v3", task_id, index)
         assert transcript is not None and transcript.messages
+    again = assay_main("show", "v3", "--store", str(db), "--json")
+    assert shown.code == again.code == 0 and again.stdout == shown.stdout
     assert assay_main("show", "v3", "--store", str(db)).code == 0

@@ -74,9 +74,9 @@ def _completed(summary: Any) -> int:
 def _computed(store: Store, run_id: str) -> dict[str, Any]:
     return {
         "frame": frames.frame_columns(store.engine, run_id),
-        "aggregates": frames.frame_aggregates(store.engine, run_id, store.summed),
+        "aggregates": frames.frame_aggregates(store.engine, run_id, store.metric_columns),
         "graded_scores": frames.graded_scores(store.engine, run_id),
-        "value_sums": frames.value_sums(store.engine, run_id, store.summed),
+        "value_sums": frames.value_sums(store.engine, run_id, store.metric_columns),
     }
 
 

@@ -100,3 +100,17 @@ def test_threads_opening_one_new_store_at_once_all_get_it_whole(tmp_path: Path) 
     for store in opened:
         assert _state(store) == ("wal", "ok", [("schema_version", str(schema.SCHEMA_VERSION))])
     assert {name for _, name, _, _ in _objects(opened[0].engine)} >= schema.OBJECT_NAMES
+
+
+def test_every_process_metric_is_a_column_of_the_trials() -> None:
+    """A process metric left out of ``METRIC_COLUMNS`` would still be stored (as a row of
+    ``trial_metrics``), but every trial would write that row again: the names must match."""
+    import inspect
+    import re
+
+    from assay.graders.process import process_metrics
+
+    source = inspect.getsource(process_metrics)
+    named = set(re.findall(r'"(\w+)": float\(', source)) | set(re.findall(r'out\["(\w+)"\] =', source))
+    assert named == set(schema.METRIC_COLUMNS)
+    assert {c.name for c in schema.trials.columns} >= named

@@ -10,12 +10,15 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from pydantic_core import PydanticSerializationError
+from sqlalchemy import inspect
 from tests.compare.fakes import FakeRun
 from tests.server.support import AGENT, SUITE, toy_runs
+from tests.support.old_store import as_schema_4
 
 from assay.compare import compare_runs
 from assay.compare.rundata import RunData
@@ -23,7 +26,7 @@ from assay.core.results import TrialResult
 from assay.errors import ResumeError
 from assay.metrics import FrameExtras, summarize
 from assay.runner.api import Run
-from assay.store import Store
+from assay.store import Store, schema
 from assay.store.record import export_run
 from assay.store.record_import import import_run
 
@@ -224,46 +227,70 @@ def test_a_ray_driver_and_a_local_run_write_one_postgres_store(pg_server: str, t
     assert on_ray.overall.success_rate == local_run.overall.success_rate  # same seeds, same results
 
 
-def _sums_from_rows(store: Store, run_id: str) -> dict[tuple[str, str], tuple[float, int]]:
-    from assay.store.frames import value_sums
+def _reads(store: Store, run_id: str) -> dict[str, Any]:
+    """What summaries and comparisons read of a run, computed from its rows (no kept parts)."""
+    from assay.store import frames
 
-    return {(t, n): (s, c) for t, n, s, c in value_sums(store.engine, run_id, summed=False)}
+    engine, columns = store.engine, store.metric_columns
+    sums = sorted(frames.value_sums(engine, run_id, columns))
+    return {
+        "sums": sums,
+        "aggregates": frames.frame_aggregates(engine, run_id, columns),
+        "values": {n: sorted(frames.value_rows(engine, run_id, n, columns)) for n in {s[1] for s in sums}},
+    }
 
 
-def _kept_sums(store: Store, run_id: str) -> dict[tuple[str, str], tuple[float, int]]:
-    return {(t, n): (s, c) for t, n, s, c in store.value_sums(run_id)}
-
-
-def test_per_task_sums_follow_writes_retries_and_migration(
-    runs: tuple[Store, Run, Run], store_url: str
+def test_metrics_are_columns_and_a_schema_4_store_is_read_then_migrated_alike(
+    runs: tuple[Store, Run, Run], store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store, careful, flaky = runs
     results = store.load_results(careful.run_id)
-    broken = [
+    broken = [  # not counted: their metrics count in the means, not in the per-task sums
         replace(r, trial_index=r.trial_index + 10, reward=None, termination="harness_error")
         for r in results[:3]
     ]
-    store.write_trials(broken)
-    for run_id in (careful.run_id, flaky.run_id):
-        kept, rows = _kept_sums(store, run_id), _sums_from_rows(store, run_id)
-        assert kept.keys() == rows.keys() and kept
-        for key, (total, count) in rows.items():
-            assert kept[key][1] == count and kept[key][0] == pytest.approx(total)
-    assert store.retry_errors(careful.run_id) == 3  # moved to the attempts: their share goes
-    assert _kept_sums(store, careful.run_id).keys() == _sums_from_rows(store, careful.run_id).keys()
-    before = store.frame_aggregates(careful.run_id)["process_totals"]
-    from sqlalchemy import text
+    custom = [  # a metric that is not a column (an imported record's own) is a row
+        replace(r, trial_index=r.trial_index + 20, metrics={**r.metrics, "custom": 2.5}) for r in results[:2]
+    ]
+    assert store.write_trials([*broken, *custom]) == 5
+    with store.engine.connect() as conn:
+        rows = conn.exec_driver_sql("SELECT name, COUNT(*) FROM trial_metrics GROUP BY name").all()
+        turns = conn.exec_driver_sql("SELECT COUNT(turns) FROM trials").scalar()
+    assert [tuple(r) for r in rows] == [("custom", 2)]
+    assert turns == 18 * 2 + 5
+    before = {run_id: _reads(store, run_id) for run_id in (careful.run_id, flaky.run_id)}
+    sums = {(t, n): (s, c) for t, n, s, c in before[careful.run_id]["sums"]}
+    first = results[0]
+    counted = [r for r in [*results, *custom] if r.task_id == first.task_id and r.reward is not None]
+    assert sums[(first.task_id, "turns")] == (sum(r.metrics["turns"] for r in counted), len(counted))
+    mine = [r for r in custom if r.task_id == first.task_id]
+    assert sums[(first.task_id, "custom")] == (2.5 * len(mine), len(mine)) and mine
+    assert before[careful.run_id]["aggregates"]["process"]["custom"] == 2.5
 
-    with store.engine.begin() as conn:  # a store of schema 2: no sums, version 2
-        conn.execute(text("DELETE FROM task_sums"))
-        conn.execute(text("UPDATE assay_meta SET value = '2' WHERE key = 'schema_version'"))
-    reopened = Store(store_url)  # migrates: the sums are computed from the stored rows
-    assert reopened.summed
-    after = reopened.frame_aggregates(careful.run_id)["process_totals"]
-    assert after.keys() == before.keys() and all(after[k] == pytest.approx(before[k]) for k in before)
-    kept, rows = _kept_sums(reopened, flaky.run_id), _sums_from_rows(reopened, flaky.run_id)
-    assert kept.keys() == rows.keys()
-    assert all(kept[k][1] == rows[k][1] and kept[k][0] == pytest.approx(rows[k][0]) for k in rows)
+    as_schema_4(store)  # what an older assay left: metrics as rows, per-task sums
+    if not store_url.startswith("postgresql"):  # read as it is where it cannot be migrated
+        with monkeypatch.context() as m:
+            m.setattr("assay.store.store.read_only_reason", lambda path: "a read-only copy")
+            old = Store(store_url)
+        assert old.read_only and not old.metric_columns
+        for run_id, reads in before.items():
+            _same(_reads(old, run_id), reads)
+        old.engine.dispose()
+    migrated = Store(store_url)  # migrated on open: the metrics become columns again
+    assert migrated.metric_columns
+    for run_id, reads in before.items():
+        _same(_reads(migrated, run_id), reads)
+    with migrated.engine.connect() as conn:
+        rows = conn.exec_driver_sql("SELECT name, COUNT(*) FROM trial_metrics GROUP BY name").all()
+        assert [tuple(r) for r in rows] == [("custom", 2)]
+        assert conn.exec_driver_sql("SELECT COUNT(turns) FROM trials").scalar() == 18 * 2 + 5
+        version = conn.exec_driver_sql("SELECT value FROM assay_meta WHERE key = 'schema_version'").scalar()
+        assert version == "5"
+        assert not inspect(conn).has_table("task_sums")
+        indexed = {c for ix in inspect(conn).get_indexes("trials") for c in ix["column_names"]}
+        assert set(schema.METRIC_COLUMNS) <= indexed
+    assert migrated.retry_errors(careful.run_id) == 3  # moved to the attempts: out of every read
+    assert len(_reads(migrated, careful.run_id)["values"]["turns"]) == 18 + 2
 
 
 def _odd_trial(store: Store, run_id: str, offset: int, char: str) -> TrialResult:

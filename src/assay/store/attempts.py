@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import delete, exists, func, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 
-from . import schema, sums
-from .codec import pack_line, unpack_line
+from . import schema
+from .codec import pack_line
 from .trials import TrialRecords
 
 
@@ -66,12 +66,6 @@ class RetriedTrials(TrialRecords):
 
     def _move_to_attempts(self, conn: Any, run_id: str, lines: dict[tuple[str, int], bytes]) -> None:
         t, a = schema.trials, schema.attempts
-        gone: dict[sums.Key, list[float]] = {}
-        for line in lines.values():
-            for key, cell in sums.of_line(run_id, unpack_line(line)).items():
-                acc = gone.setdefault(key, [0.0, 0.0, 0.0, 0.0])
-                acc[:] = [x + y for x, y in zip(acc, cell, strict=True)]
-        sums.add(conn, self.engine, gone)
         for (task_id, index), line in lines.items():
             previous = conn.execute(
                 select(func.count())

@@ -27,7 +27,7 @@ class ColumnReads:
 
     engine: Engine
     read_only: str | None
-    summed: bool
+    metric_columns: bool
     cache_min_trials: int
 
     def failed_graders(
@@ -99,7 +99,7 @@ class ColumnReads:
         return self._cached(
             run_id,
             "aggregates",
-            lambda: frame_aggregates(self.engine, run_id, self.summed),
+            lambda: frame_aggregates(self.engine, run_id, self.metric_columns),
             runcache.encode_aggregates,
             runcache.decode_aggregates,
         )
@@ -110,7 +110,7 @@ class ColumnReads:
         return self._cached(
             run_id,
             "value_sums",
-            lambda: value_sums(self.engine, run_id, self.summed),
+            lambda: value_sums(self.engine, run_id, self.metric_columns),
             runcache.encode_value_sums,
             runcache.decode_value_sums,
         )
@@ -118,4 +118,4 @@ class ColumnReads:
     def value_rows(self, run_id: str, name: str) -> list[tuple[str, int, float]]:
         """``(task id, trial index, value)`` of every trial of the run that carries a
         process metric or a grader score (``score.<grader>``)."""
-        return value_rows(self.engine, run_id, name)
+        return value_rows(self.engine, run_id, name, self.metric_columns)

@@ -116,8 +116,22 @@ def _positional(sql: str, paramstyle: str, *values: Any) -> tuple[str, Any]:
     return pattern.sub(mark, sql), tuple(order)
 
 
-# Counted trials only (reward not None): sums over all of a run's rows (read from the
-# covering indexes, in index order), minus the few rows of excluded trials.
+# The process metrics kept as columns of the trials (schema 5), per task over the counted
+# trials (reward not None), in one pass over the run's covering index in task order.
+_COLUMN_SUMS_SQL = (
+    "SELECT task_id, "
+    + ", ".join(f"SUM({name}), COUNT({name})" for name in schema.METRIC_COLUMNS)
+    + " FROM trials WHERE run_id = :run_id AND reward IS NOT NULL GROUP BY task_id"
+)
+# Their means and totals over all of the run's trials.
+_COLUMN_MEANS_SQL = (
+    "SELECT "
+    + ", ".join(f"AVG({name}), SUM({name}), COUNT({name})" for name in schema.METRIC_COLUMNS)
+    + " FROM trials WHERE run_id = :run_id"
+)
+
+# Counted trials only: sums over all of a run's rows (read from the covering indexes, in
+# index order), minus the few rows of excluded trials.
 _METRIC_SUMS_SQL = """
 SELECT name, task_id, SUM(value), COUNT(*) FROM trial_metrics WHERE run_id = :run_id GROUP BY name, task_id
 """
@@ -167,29 +181,30 @@ def _minus(
     return out
 
 
-_TASK_SUMS_SQL = """
-SELECT task_id, name, counted_total, counted_trials FROM task_sums
-WHERE run_id = :run_id AND counted_trials > 0
-"""
-
-
-def value_sums(engine: Engine, run_id: str, summed: bool = True) -> list[tuple[str, str, float, int]]:
+def value_sums(engine: Engine, run_id: str, columns: bool = True) -> list[tuple[str, str, float, int]]:
     """Per task and name, the sum and count of the process metrics (``turns``...) and
     grader scores (``score.<grader>``, every scored verdict) of the run's counted
-    trials (reward not None): ``(task id, name, sum, count)`` rows, from the per-task
-    sums the store keeps (``summed``), else computed from the rows."""
-    if summed:
-        return [(t, n, float(s), int(c)) for t, n, s, c in _fetch(engine, _TASK_SUMS_SQL, run_id)]
+    trials (reward not None): ``(task id, name, sum, count)`` rows. ``columns``: the
+    store keeps the process metrics as columns of the trials (schema 5), else every
+    metric is a row of ``trial_metrics``."""
+    sums: list[tuple[str, str, float, int]] = []
+    if columns:
+        for task_id, *cells in _fetch(engine, _COLUMN_SUMS_SQL, run_id):
+            for i, name in enumerate(schema.METRIC_COLUMNS):
+                if cells[2 * i + 1]:
+                    sums.append((task_id, name, float(cells[2 * i]), int(cells[2 * i + 1])))
     excluded = _fetch(engine, _sql(engine, _METRIC_EXCLUDED_SQL), run_id)
-    metrics = _minus(_fetch(engine, _METRIC_SUMS_SQL, run_id), excluded)
+    sums += _minus(_fetch(engine, _METRIC_SUMS_SQL, run_id), excluded)
     excluded = _fetch(engine, _sql(engine, _SCORE_EXCLUDED_SQL), run_id)
-    scores = _minus(_fetch(engine, _SCORE_SUMS_SQL, run_id), excluded, "score.")
-    return metrics + scores
+    return sums + _minus(_fetch(engine, _SCORE_SUMS_SQL, run_id), excluded, "score.")
 
 
 _METRIC_VALUES_SQL = """
 SELECT task_id, trial_index, value FROM trial_metrics WHERE run_id = :run_id AND name = :p1
 """
+_COLUMN_VALUES_SQL = (
+    "SELECT task_id, trial_index, {name} FROM trials WHERE run_id = :run_id AND {name} IS NOT NULL"
+)
 _SCORE_VALUES_SQL = """
 SELECT task_id, trial_index, score FROM grades
 WHERE run_id = :run_id AND grader = :p1 AND score IS NOT NULL AND NOT skipped ORDER BY position
@@ -207,12 +222,14 @@ def failed_grader_rows(engine: Engine, run_id: str) -> list[tuple[str, int, str,
     return [tuple(r) for r in _fetch(engine, _FAILED_GRADERS_SQL, run_id)]
 
 
-def value_rows(engine: Engine, run_id: str, name: str) -> list[tuple[str, int, float]]:
+def value_rows(engine: Engine, run_id: str, name: str, columns: bool = True) -> list[tuple[str, int, float]]:
     """``(task id, trial index, value)`` of every trial of the run (counted or not) that
     carries a process metric or grader score (``score.<grader>``; a grader named twice
-    in a trial: its last verdict comes last)."""
+    in a trial: its last verdict comes last). ``columns``: as for :func:`value_sums`."""
     if name.startswith("score."):
         return _fetch(engine, _SCORE_VALUES_SQL, run_id, name.removeprefix("score."))
+    if columns and name in schema.METRIC_COLUMNS:
+        return _fetch(engine, _COLUMN_VALUES_SQL.format(name=name), run_id)
     return _fetch(engine, _METRIC_VALUES_SQL, run_id, name)
 
 
@@ -243,16 +260,9 @@ def concurrently(engine: Engine, reads: Sequence[Callable[[], T]]) -> list[T]:
         return [future.result() for future in futures]
 
 
-_PROCESS_SQL = """
-SELECT name, SUM(total) / SUM(trials), SUM(total) FROM task_sums
-WHERE run_id = :run_id AND substr(name, 1, 6) <> 'score.'
-GROUP BY name HAVING SUM(trials) > 0
-"""
-
-
-def frame_aggregates(engine: Engine, run_id: str, summed: bool = True) -> dict[str, Any]:
+def frame_aggregates(engine: Engine, run_id: str, columns: bool = True) -> dict[str, Any]:
     """Grader verdict counts, process-metric means, usage by role and the graders that
-    failed each task, as SQL aggregates."""
+    failed each task, as SQL aggregates (``columns``: as for :func:`value_sums`)."""
     g, m, u, c = schema.grades, schema.trial_metrics, schema.trial_usage, schema.trial_calls
     verdicts = (
         select(
@@ -266,13 +276,11 @@ def frame_aggregates(engine: Engine, run_id: str, summed: bool = True) -> dict[s
         .where(g.c.run_id == run_id)
         .group_by(g.c.grader)
     )
-    means: Any = (
+    means = (
         select(m.c.name, func.avg(m.c.value), func.sum(m.c.value))
         .where(m.c.run_id == run_id)
         .group_by(m.c.name)
     )
-    if summed:  # one row per task and metric instead of one per trial and metric
-        means = text(_PROCESS_SQL)
     usage = (
         select(
             u.c.role,
@@ -294,16 +302,28 @@ def frame_aggregates(engine: Engine, run_id: str, summed: bool = True) -> dict[s
 
         return read
 
-    process_rows, failure_rows, verdict_rows, usage_rows, call_rows = concurrently(
+    def column_means() -> list[Any]:
+        if not columns:
+            return []
+        [cells] = _fetch(engine, _COLUMN_MEANS_SQL, run_id)
+        return [
+            (name, cells[3 * i], cells[3 * i + 1])
+            for i, name in enumerate(schema.METRIC_COLUMNS)
+            if cells[3 * i + 2]
+        ]
+
+    column_rows, failure_rows, process_rows, verdict_rows, usage_rows, call_rows = concurrently(
         engine,
         [
-            rows(means),  # the largest: one row per metric per trial
+            column_means,  # the largest: every trial of the run
             rows(text(_sql(engine, _FAILURES_SQL))),
+            rows(means),  # metrics that are not columns: few, or (before schema 5) every one
             rows(verdicts),
             rows(usage),
             rows(calls),
         ],
     )
+    process_rows = [*column_rows, *process_rows]
     graders: dict[str, dict[str, int]] = {}
     for name, skipped, passed, failed, none, review in verdict_rows:
         counts = {"skipped": skipped, "passed": passed, "failed": failed, "no_verdict": none}

@@ -1,6 +1,6 @@
 """A store's schema on open: the version it records, refusing a newer one, and creating
-what is missing (a new store, or an older one gaining its new tables, indexes and
-per-task sums)."""
+what is missing (a new store, or an older one gaining its new tables and indexes, and
+its trials their process-metric columns)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import threading
 import time
 from pathlib import Path
 
-from sqlalchemy import Engine, delete, insert, inspect, select
+from sqlalchemy import Connection, Engine, delete, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
 from ..errors import StoreError
-from . import schema, sums
+from . import schema
 
 
 def sqlite_objects(engine: Engine) -> set[str] | None:
@@ -58,9 +58,9 @@ def check_version(engine: Engine, url: str) -> int | None:
 
 def create_schema(engine: Engine) -> None:
     """Create missing tables and indexes (a store of an older schema gains the new
-    ones: that is the migration, the rows stay readable; schema 3 also computes the
-    per-task sums of the trials already stored) and record the schema version.
-    Several processes may open a new store at once: the loser of a race retries."""
+    ones, and its trials their process-metric columns, see :func:`migrate`) and record
+    the schema version. Several processes may open a new store at once: the loser of
+    a race retries."""
     for attempt in range(5):
         try:
             present = sqlite_objects(engine)
@@ -71,19 +71,19 @@ def create_schema(engine: Engine) -> None:
                     meta = schema.meta_table
                     conn.execute(insert(meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION)))
                 return
-            if present is None or not present >= schema.OBJECT_NAMES:
+            found = stored_version(engine)
+            if present is None or not present >= schema.OBJECT_NAMES or found != schema.SCHEMA_VERSION:
                 schema.metadata.create_all(engine)
+                if found != schema.SCHEMA_VERSION:
+                    migrate(engine, found)
                 for index in schema.INDEXES:  # a store made before an index gains it
                     index.create(engine, checkfirst=True)
-            found = stored_version(engine)
-            if found != schema.SCHEMA_VERSION:
-                migrate(engine, found)
             return
         except (OperationalError, IntegrityError, ProgrammingError) as exc:
-            text = str(exc).lower()
-            if ("already exists" not in text and "unique" not in text and "duplicate" not in text) or (
-                attempt == 4
-            ):
+            message = str(exc).lower()
+            if (
+                "already exists" not in message and "unique" not in message and "duplicate" not in message
+            ) or (attempt == 4):
                 raise
             time.sleep(0.05 * (attempt + 1))
 
@@ -148,11 +148,41 @@ def make_sqlite_file(path: Path) -> bool:
 
 def migrate(engine: Engine, found: int | None) -> None:
     """Bring a store of an older schema (or a new one) to this version, in one
-    transaction: per-task sums from the stored trials (before schema 3), then the
-    version (schema 4 changed how new transcripts are packed: nothing to convert)."""
+    transaction: the process metrics become columns of the trials (schema 5, see
+    :func:`_metrics_to_columns`), then the version. Schema 3's per-task sums are no
+    longer kept; schema 4 changed how new transcripts are packed (nothing to convert)."""
     meta = schema.meta_table
     with engine.begin() as conn:
-        if found is None or found < 3:
-            sums.backfill(conn)
+        _metrics_to_columns(conn)
+        conn.execute(text("DROP TABLE IF EXISTS task_sums"))
         conn.execute(delete(meta).where(meta.c.key == "schema_version"))
         conn.execute(insert(meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION)))
+
+
+_FILL_COLUMNS = """
+UPDATE trials SET {assign} FROM (
+  SELECT run_id, task_id, trial_index, {pivot} FROM trial_metrics WHERE name IN ({names})
+  GROUP BY run_id, task_id, trial_index
+) AS m
+WHERE trials.run_id = m.run_id AND trials.task_id = m.task_id AND trials.trial_index = m.trial_index
+"""
+
+
+def _metrics_to_columns(conn: Connection) -> None:
+    """A store of schema 4 or older: its trials gain the :data:`~.schema.METRIC_COLUMNS`,
+    filled from their rows of ``trial_metrics`` (which are then deleted), and the
+    covering index of the trials is made again with them. Rewrites every trial row: a
+    store of a million trials takes minutes, once."""
+    present = {column["name"] for column in inspect(conn).get_columns(schema.trials.name)}
+    missing = [name for name in schema.METRIC_COLUMNS if name not in present]
+    if not missing:
+        return
+    for name in missing:
+        kind = schema.trials.c[name].type.compile(dialect=conn.dialect)
+        conn.execute(text(f"ALTER TABLE trials ADD COLUMN {name} {kind}"))
+    names = ", ".join(f"'{name}'" for name in schema.METRIC_COLUMNS)
+    pivot = ", ".join(f"MAX(CASE WHEN name = '{n}' THEN value END) AS {n}" for n in schema.METRIC_COLUMNS)
+    assign = ", ".join(f"{n} = m.{n}" for n in schema.METRIC_COLUMNS)
+    conn.execute(text(_FILL_COLUMNS.format(assign=assign, pivot=pivot, names=names)))
+    conn.execute(text(f"DELETE FROM trial_metrics WHERE name IN ({names})"))
+    conn.execute(text("DROP INDEX IF EXISTS ix_trials_columns"))  # made again with the columns

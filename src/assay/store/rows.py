@@ -10,8 +10,10 @@ from sqlalchemy import and_, tuple_
 
 from ..core.results import USAGE_FIELDS, TrialResult
 from .codec import encode_record, encode_transcript, grade_row
+from .schema import METRIC_COLUMNS
 
 Row = dict[str, Any]
+_COLUMNS = frozenset(METRIC_COLUMNS)
 
 
 def _of_keys(table: Any, run_id: str, keys: list[tuple[str, int]]) -> Any:
@@ -27,9 +29,11 @@ def _of_keys(table: Any, run_id: str, keys: list[tuple[str, int]]) -> Any:
 
 
 def _rows(result: TrialResult) -> tuple[Row, list[Row], Row | None, list[Row], list[Row], list[Row]]:
-    """The trial row, grade rows, transcript row, metric rows, usage rows and model-call
-    rows of a result."""
+    """The trial row (with its process metrics, :data:`~.schema.METRIC_COLUMNS`), grade
+    rows, transcript row, rows of its other metrics, usage rows and model-call rows of a
+    result."""
     key = {"run_id": result.run_id, "task_id": result.task_id, "trial_index": result.trial_index}
+    metrics = result.metrics
     trial_row = {
         **key,
         "seed": result.seed,
@@ -44,10 +48,13 @@ def _rows(result: TrialResult) -> tuple[Row, list[Row], Row | None, list[Row], l
         "started_at": result.started_at,
         "ended_at": result.ended_at,
         "record": encode_record(result),
+        **{name: metrics.get(name) for name in METRIC_COLUMNS},
     }
     grade_rows = [{**key, "position": i, **grade_row(g)} for i, g in enumerate(result.grades)]
     transcript = None if result.transcript is None else {**key, "data": encode_transcript(result.transcript)}
-    metrics = [{**key, "name": name, "value": value} for name, value in result.metrics.items()]
+    others = [
+        {**key, "name": name, "value": value} for name, value in metrics.items() if name not in _COLUMNS
+    ]
     usage = [
         {**key, "role": role, "cost_usd": u.get("cost_usd"), **{f: u.get(f) or 0 for f in USAGE_FIELDS}}
         for role, u in result.usage.items()
@@ -60,4 +67,4 @@ def _rows(result: TrialResult) -> tuple[Row, list[Row], Row | None, list[Row], l
             for i, call in enumerate(result.transcript.model_calls())
         ]
     )
-    return trial_row, grade_rows, transcript, metrics, usage, calls
+    return trial_row, grade_rows, transcript, others, usage, calls

@@ -22,14 +22,35 @@ from sqlalchemy import (
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The version of the tables below, written in ``assay_meta`` and checked on open.
 1: runs kept their options in ``info.settings``; 2: runs keep their spec (``info.spec``)
 and failed attempts of retried trials are kept in ``attempts``; 3: per-task sums of the
 process metrics and grader scores (``task_sums``), kept as trials are written (an
 older assay, which would not keep them, refuses a store of version 3); 4: transcripts
 and attempts are written as Zstandard frames (zlib before; both read), which an older
-assay could not read back."""
+assay could not read back; 5: the process metrics every trial gets are columns of its
+row (:data:`METRIC_COLUMNS`; other metrics stay rows of ``trial_metrics``) and the
+per-task sums are gone (summaries add the columns up instead), which an older assay
+would not read."""
+
+METRIC_COLUMNS = (
+    "turns",
+    "user_turns",
+    "agent_messages",
+    "tool_calls",
+    "invalid_calls",
+    "tool_errors",
+    "redundant_calls",
+    "user_tool_calls",
+    "tool_precision",
+    "tool_recall",
+)
+"""The process metrics every trial gets (:func:`assay.graders.process_metrics`), kept as
+columns of the trial's row (NULL: the trial has none of it) and in its covering index:
+a trial writes one row where it wrote one per metric, and a summary adds them up from
+the index. A metric of another name (an imported record's) is a row of
+``trial_metrics``."""
 
 metadata = MetaData()
 
@@ -101,6 +122,7 @@ trials = Table(
     Column("started_at", String(40), nullable=False),
     Column("ended_at", String(40), nullable=False),
     Column("record", Text, nullable=False),
+    *[Column(name, Float) for name in METRIC_COLUMNS],
     ForeignKeyConstraint(["run_id"], ["runs.run_id"], ondelete="CASCADE"),
 )
 
@@ -138,6 +160,8 @@ trial_metrics = Table(
     Column("value", Float, nullable=False),
     _of_trial(),
 )
+"""Metrics of a trial other than the :data:`METRIC_COLUMNS` (an imported record's own;
+before schema 5, every metric)."""
 
 trial_usage = Table(
     "trial_usage",
@@ -198,24 +222,6 @@ transcripts = Table(
     Column("data", LargeBinary, nullable=False),
     _of_trial(),
 )
-
-task_sums = Table(
-    "task_sums",
-    metadata,
-    Column("run_id", String(128), primary_key=True),
-    Column("task_id", String(300), primary_key=True),
-    Column("name", String(300), primary_key=True),  # a process metric, or score.<grader>
-    Column("trials", Integer, nullable=False),
-    Column("total", Float, nullable=False),
-    Column("counted_trials", Integer, nullable=False),
-    Column("counted_total", Float, nullable=False),
-    ForeignKeyConstraint(["run_id"], ["runs.run_id"], ondelete="CASCADE"),
-)
-"""Per run, task and name: how many trials carry a process metric (or a grader score,
-``score.<grader>``, one per scored verdict) and their sum, over all trials and over the
-counted ones (reward not None). Written in the same transaction as the trials, so a
-summary or a comparison of a million trials reads tasks x names rows, not one row per
-metric per trial."""
 
 labels = Table(
     "labels",
@@ -338,6 +344,7 @@ INDEXES = (
         trials.c.cost_usd,
         trials.c.input_tokens,
         trials.c.output_tokens,
+        *[trials.c[name] for name in METRIC_COLUMNS],
     ),
     Index(
         "ix_trial_metrics_by_name",

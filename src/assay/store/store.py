@@ -89,9 +89,10 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
         if not self.read_only and not made:
             self._retry_locked(self._create_schema, timeout)
             found = schema.SCHEMA_VERSION
-        self.summed = found is not None and found >= 3
-        """Whether the store keeps per-task sums (``task_sums``, schema 3): a read-only
-        store of an older schema is read the slower way."""
+        self.metric_columns = found is not None and found >= 5
+        """Whether the store keeps the process metrics as columns of the trials (schema
+        5): a read-only store of an older schema, which cannot be migrated, is read
+        from its rows of metrics."""
         self.cache_min_trials = runcache.min_trials()
         """Finished runs of at least this many trials keep their columns and aggregates
         for the next reader (``run_cache``, see :mod:`.runcache`)."""
@@ -307,7 +308,6 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
             if inspect(conn).has_table(schema.run_cache.name):  # made when a run is first kept
                 conn.execute(delete(schema.run_cache).where(schema.run_cache.c.run_id == run_id))
             for table in (
-                schema.task_sums,
                 schema.grades,
                 schema.trial_metrics,
                 schema.trial_usage,

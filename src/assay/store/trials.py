@@ -13,7 +13,7 @@ from sqlalchemy.exc import DataError, IntegrityError
 
 from ..core.results import TrialResult
 from ..core.transcript import Transcript
-from . import bulk, schema, sums
+from . import bulk, schema
 from .codec import decode_record, decode_transcript, grade_from_row, unicode_text
 from .rows import _of_keys, _rows
 
@@ -35,8 +35,8 @@ class TrialRecords:
         return self.write_trials([result]) == 1
 
     def write_trials(self, results: list[TrialResult]) -> int:
-        """Write finished trials in one transaction (each trial whole: its row, grades
-        and transcript). A trial already stored is skipped, never duplicated. Returns
+        """Write finished trials in one transaction (each trial whole: its row with its
+        process metrics, grades and transcript). A trial already stored is skipped, never duplicated. Returns
         how many were written."""
         if not results:
             return 0
@@ -52,7 +52,6 @@ class TrialRecords:
                 self._insert(conn, schema.trial_metrics, [m for r in rows for m in r[3]])
                 self._insert(conn, schema.trial_usage, [u for r in rows for u in r[4]])
                 self._insert(conn, schema.trial_calls, [c for r in rows for c in r[5]])
-                sums.add(conn, self.engine, sums.of_results(results))
             return len(results)
         except IntegrityError:
             if len(results) == 1:
