@@ -117,6 +117,42 @@ def test_a_failed_write_stops_the_producer() -> None:
         writer.close()
 
 
+class GatedStore(SlowStore):
+    """Writes its first batch only once ``gate`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__(delay=0.0)
+        self.gate, self.writing = threading.Event(), threading.Event()
+
+    def write_trials(self, batch: list[TrialResult]) -> int:
+        self.writing.set()
+        assert self.gate.wait(10)
+        return super().write_trials(batch)
+
+
+def test_a_halted_writer_finishes_its_batch_and_keeps_the_others_until_closed() -> None:
+    """After a failure the run's status is written before anything else (on a full disk
+    its reserved room must not go to a batch): ``halt`` lets the batch being written end
+    and keeps the ones handed over after it for ``close``."""
+    store = GatedStore()
+    writer = TrialWriter(store, batch=2, max_pending=100)  # type: ignore[arg-type]
+    for i in range(6):  # three batches handed to the thread
+        assert writer.add(result(i)) is None
+    assert store.writing.wait(10)  # the first is being written
+    halted = threading.Thread(target=writer.halt)
+    halted.start()
+    halted.join(0.2)
+    assert halted.is_alive()  # it waits for the batch being written
+    store.gate.set()
+    halted.join(10)
+    assert not halted.is_alive()
+    assert store.written == [result(0).key, result(1).key]  # the others are kept...
+    assert writer.uncommitted == 4
+    writer.close()  # ...and written by close
+    assert store.written == [result(i).key for i in range(6)]
+    assert writer.uncommitted == 0
+
+
 def counted_tasks(n: int, made: list[int]):
     """A task source making ``n`` tasks, each noted in ``made`` as it is made."""
 

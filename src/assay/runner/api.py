@@ -361,7 +361,10 @@ def _stop(writer: TrialWriter, st: Store, run_id: str) -> None:
 
     The status goes first: on a full disk the small update fits in the space the failed
     batch left when it was rolled back, and flushing the trials still queued would fill
-    that space (under load many are queued) and leave the run marked running."""
+    that space (under load many are queued) and leave the run marked running. So the
+    writer is halted first: a batch it had been handed would otherwise be written into
+    the room the status was given."""
+    writer.halt()
     marked = _mark_interrupted(st, run_id, attempts=1)
     with contextlib.suppress(Exception):
         writer.close()

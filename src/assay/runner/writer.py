@@ -69,6 +69,8 @@ class TrialWriter:
         self._created: Future[None] | None = None
         self._started = threading.Event()  # the first trials have started: the run's rows may be made
         self._draining = False
+        self._halted = threading.Event()  # batches handed over are kept, not written (see halt)
+        self._held: list[TrialResult] = []
 
     @property
     def uncommitted(self) -> int:
@@ -191,6 +193,11 @@ class TrialWriter:
             self.flush()
 
     def _write(self, batch: list[TrialResult]) -> None:
+        if self._halted.is_set():  # kept for close(), after the run's status
+            with self._lock:
+                self._held.extend(batch)
+                self._writing -= 1
+            return
         try:
             if self._created is not None:
                 self._created.result()  # done (the thread runs in order): its error, if any
@@ -234,9 +241,24 @@ class TrialWriter:
                 still.append(future)
         self._inflight = still
 
+    def halt(self) -> None:
+        """After a failure, before the run's final status: the batch being written ends,
+        and the batches handed to the thread after it are kept, not written, until
+        :meth:`close`. On a full disk the room the status needs (see
+        :mod:`assay.store.reserve`) is then not taken by a batch written meanwhile."""
+        self._halted.set()
+        if self._pool is None:
+            return
+        with contextlib.suppress(RuntimeError):  # closed already: nothing is being written
+            self._pool.submit(lambda: None).result()  # the thread runs in order: all before it are done
+
     def close(self) -> None:
         """Write everything that waits and wait until it is committed."""
         self._started.set()
+        if self._halted.is_set():
+            self._halted.clear()
+            with self._lock:
+                self._pending, self._held = [*self._held, *self._pending], []
         try:
             self.flush()
             if self._created is not None:
