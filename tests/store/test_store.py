@@ -293,6 +293,34 @@ def test_metrics_are_columns_and_a_schema_4_store_is_read_then_migrated_alike(
     assert len(_reads(migrated, careful.run_id)["values"]["turns"]) == 18 + 2
 
 
+def test_processes_opening_a_schema_4_store_at_once_migrate_it_once(
+    runs: tuple[Store, Run, Run], store_url: str
+) -> None:
+    """The migration is one transaction; the processes that lose the race to make it
+    find the store migrated and read it."""
+    store, careful, _ = runs
+    expected = _reads(store, careful.run_id)
+    as_schema_4(store)
+    code = (
+        "import sys; from assay.store import Store; s = Store(sys.argv[1]); "
+        "print(s.metric_columns, len(s.completed_keys(sys.argv[2])))"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, store_url, careful.run_id],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [out.strip() for out, _ in outs] == ["True 18"] * 3, [err for _, err in outs]
+    migrated = Store(store_url)
+    _same(_reads(migrated, careful.run_id), expected)
+
+
 def _odd_trial(store: Store, run_id: str, offset: int, char: str) -> TrialResult:
     """A copy of the run's first trial (``offset`` added to its index) with ``char`` in a
     record field, a grade's reason and the transcript's last message."""
