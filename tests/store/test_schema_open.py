@@ -114,3 +114,34 @@ def test_every_process_metric_is_a_column_of_the_trials() -> None:
     named = set(re.findall(r'"(\w+)": float\(', source)) | set(re.findall(r'out\["(\w+)"\] =', source))
     assert named == set(schema.METRIC_COLUMNS)
     assert {c.name for c in schema.trials.columns} >= named
+
+
+def test_a_store_made_here_is_not_checked_again_nor_asked_for_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new store written whole from the image by this process skips the header check
+    and the run-id lookup of a new run (one another process creates meanwhile with the
+    same id is refused when the run's rows are written); an existing store gets both."""
+    import assay
+    from assay.errors import ResumeError
+    from assay.store import faults
+    from assay.store import store as store_module
+
+    asked: list[str] = []
+    checked: list[Path] = []
+    monkeypatch.setattr(Store, "has_run", lambda self, run_id: asked.append(run_id) or False)
+    real_check = faults.header_problem
+
+    def check(path: Path, *args: Any, **kwargs: Any) -> str | None:
+        checked.append(path)
+        return real_check(path, *args, **kwargs)
+
+    monkeypatch.setattr(store_module, "header_problem", check)
+    db = tmp_path / "s.db"
+    first = assay.run("retail", trials=1, task_ids=["cancel-pending"], store=str(db), run_id="one")
+    assert first.store.made and asked == [] and checked == []
+    again = Store(db)
+    assert not again.made and checked == [db]
+    monkeypatch.undo()
+    with pytest.raises(ResumeError, match="already exists"):
+        assay.run("retail", trials=1, task_ids=["cancel-pending"], store=str(db), run_id="one")

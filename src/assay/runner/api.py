@@ -96,7 +96,9 @@ def _new_info(resolved: Resolved, store: Store) -> RunInfo:
     if spec.task_ids:
         require_named(spec.task_ids, (t.id for t in resolved.tasks()), suite.name)
     run_id = spec.run_id or new_run_id(suite.name)
-    if store.has_run(run_id):
+    # a store made just now holds no run (one another process creates meanwhile with this
+    # id is refused when the run's rows are written: one wins, the other is told)
+    if not store.made and store.has_run(run_id):
         raise ResumeError(f"run {run_id} already exists in {store.url}; resume it with --resume {run_id}")
     return RunInfo(
         run_id=run_id,

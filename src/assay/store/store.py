@@ -70,7 +70,11 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
                 immutable = "&immutable=1" if not os.access(self.path.parent, os.W_OK) else ""
                 url = f"sqlite:///file:{self.path.resolve()}?mode=ro{immutable}&uri=true"
         made = self.path is not None and not self.read_only and migrations.make_sqlite_file(self.path)
-        if self.path is not None:
+        self.made = made
+        """This object wrote the store's file whole, from the image of a new store (it had
+        no file): no header to check, no schema to create, and no run in it but what another
+        process may be creating at this moment."""
+        if self.path is not None and not made:
             problem = header_problem(self.path, timeout, read_only=self.read_only is not None)
             if problem is not None:
                 raise StoreFault(
