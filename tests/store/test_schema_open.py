@@ -116,12 +116,13 @@ def test_every_process_metric_is_a_column_of_the_trials() -> None:
     assert {c.name for c in schema.trials.columns} >= named
 
 
-def test_a_store_made_here_is_not_checked_again_nor_asked_for_a_run(
+def test_a_store_made_here_is_not_checked_again_nor_asked_for_its_first_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A new store written whole from the image by this process skips the header check
-    and the run-id lookup of a new run (one another process creates meanwhile with the
-    same id is refused when the run's rows are written); an existing store gets both."""
+    and the run-id lookup of its first run (one another process creates meanwhile with
+    the same id is refused when the run's rows are written); the next run, and an
+    existing store, get both."""
     import assay
     from assay.errors import ResumeError
     from assay.store import faults
@@ -138,10 +139,14 @@ def test_a_store_made_here_is_not_checked_again_nor_asked_for_a_run(
 
     monkeypatch.setattr(store_module, "header_problem", check)
     db = tmp_path / "s.db"
-    first = assay.run("retail", trials=1, task_ids=["cancel-pending"], store=str(db), run_id="one")
-    assert first.store.made and asked == [] and checked == []
+    store = Store(db)
+    assert store.fresh
+    assay.run("retail", trials=1, task_ids=["cancel-pending"], store=store, run_id="one")
+    assert not store.fresh and asked == [] and checked == []
+    assay.run("retail", trials=1, task_ids=["cancel-pending"], store=store, run_id="two")
+    assert asked == ["two"]
     again = Store(db)
-    assert not again.made and checked == [db]
+    assert not again.fresh and checked == [db]
     monkeypatch.undo()
     with pytest.raises(ResumeError, match="already exists"):
         assay.run("retail", trials=1, task_ids=["cancel-pending"], store=str(db), run_id="one")

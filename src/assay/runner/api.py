@@ -98,7 +98,7 @@ def _new_info(resolved: Resolved, store: Store) -> RunInfo:
     run_id = spec.run_id or new_run_id(suite.name)
     # a store made just now holds no run (one another process creates meanwhile with this
     # id is refused when the run's rows are written: one wins, the other is told)
-    if not store.made and store.has_run(run_id):
+    if not store.fresh and store.has_run(run_id):
         raise ResumeError(f"run {run_id} already exists in {store.url}; resume it with --resume {run_id}")
     return RunInfo(
         run_id=run_id,

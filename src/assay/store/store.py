@@ -70,10 +70,10 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
                 immutable = "&immutable=1" if not os.access(self.path.parent, os.W_OK) else ""
                 url = f"sqlite:///file:{self.path.resolve()}?mode=ro{immutable}&uri=true"
         made = self.path is not None and not self.read_only and migrations.make_sqlite_file(self.path)
-        self.made = made
-        """This object wrote the store's file whole, from the image of a new store (it had
-        no file): no header to check, no schema to create, and no run in it but what another
-        process may be creating at this moment."""
+        self.fresh = made
+        """This object has just written the store's file whole, from the image of a new
+        store, and created no run in it yet: no header to check, no schema to create, and
+        no run in it but one another process may be creating at this moment."""
         if self.path is not None and not made:
             problem = header_problem(self.path, timeout, read_only=self.read_only is not None)
             if problem is not None:
@@ -163,6 +163,7 @@ class Store(RetriedTrials, TrialRecords, ColumnReads):
     def create_run(self, info: RunInfo, tasks: Iterable[TaskMeta]) -> None:
         """Store a new run and its tasks; :class:`ResumeError` if the run id is taken
         (two processes starting the same ``--run-id``: one wins, the other is told)."""
+        self.fresh = False
         try:
             self._create_run(info, tasks)
             if info.status == "running":
